@@ -1,0 +1,448 @@
+/* Private header of the matchbox provider: its objects (fabric, domain, AV,
+ * CQ, counter, EQ, endpoint), their shared helpers and the parameters.
+ *
+ * Threading: every object of a domain shares the domain's lock, taken only
+ * when the application asked for FI_THREAD_SAFE (or left threading
+ * unspecified). Progress is manual: it runs inside fi_cq_read, fi_cntr_read,
+ * the blocking waits and the data calls, always under that lock, so the
+ * endpoint's queues need no locking of their own. */
+#ifndef MBX_H
+#define MBX_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/providers/fi_prov.h>
+#include <rdma/providers/fi_log.h>
+
+#include "mbu_list.h"
+#include "mbu_pool.h"
+#include "mbu_qmap.h"
+#include "mbu_ring.h"
+#include "mbx_match.h"
+#include "mbx_proto.h"
+#include "rdma/fi_ext_matchbox.h"
+
+#define MBX_PROV_NAME	"matchbox"
+#define MBX_FABRIC_NAME	"matchbox"
+#define MBX_DOMAIN_NAME	"shm"
+#define MBX_PROV_VERSION FI_VERSION(0, 1)
+#define MBX_API_VERSION	FI_VERSION(1, 17)
+#define MBX_MAX_MSG_SIZE (1ULL << 40)
+#define MBX_CQ_DATA_SIZE 8
+#define MBX_UX_CLASSES	8
+
+extern struct fi_provider mbx_prov;
+
+#define MBX_WARN(sub, ...) FI_WARN(&mbx_prov, sub, __VA_ARGS__)
+#define MBX_INFO(sub, ...) FI_INFO(&mbx_prov, sub, __VA_ARGS__)
+
+enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY };
+
+struct mbx_params {
+	size_t eager_limit;
+	size_t inject_size;
+	size_t ring_size;
+	size_t copy_min;
+	size_t chunk_size;
+	size_t nchunks;
+	size_t shm_peers;
+	size_t tx_size;
+	size_t rx_size;
+	size_t unexp_max;
+	int spin_us;
+	enum mbx_large_proto large_proto;
+	char job[32];
+};
+extern struct mbx_params mbx_param;
+
+/* Provider capabilities and the ones a user must ask for explicitly. */
+#define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define MBX_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
+		     FI_MULTI_RECV)
+#define MBX_DOM_CAPS (FI_LOCAL_COMM)
+#define MBX_CAPS (MBX_TX_CAPS | MBX_RX_CAPS | MBX_DOM_CAPS)
+#define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM)
+#define MBX_MSG_ORDER (FI_ORDER_SAS)
+
+int mbx_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints, struct fi_info **info);
+int mbx_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+int mbx_parse_addr(const void *addr, size_t len, struct mbx_addr *out);
+int mbx_format_addr(const struct mbx_addr *a, char *buf, size_t len);
+void mbx_shm_name(const struct mbx_addr *a, char *buf, size_t len);
+void mbx_params_init(void);
+
+/* Stubs for ops-table slots we do not implement: never a NULL slot. */
+int mbx_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int mbx_no_control(struct fid *fid, int command, void *arg);
+int mbx_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context);
+int mbx_no_tostr(const struct fid *fid, char *buf, size_t len);
+int mbx_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+		   void *context);
+
+struct mbx_fabric {
+	struct fid_fabric fabric;
+	_Atomic int refs;
+};
+
+struct mbx_domain {
+	struct fid_domain domain;
+	struct mbx_fabric *fab;
+	struct fi_info *info;
+	pthread_mutex_t lock;
+	bool locking;
+	_Atomic int refs;
+	uint64_t next_key;
+};
+
+static inline void mbx_lock(struct mbx_domain *d)
+{
+	if (d->locking)
+		pthread_mutex_lock(&d->lock);
+}
+
+static inline void mbx_unlock(struct mbx_domain *d)
+{
+	if (d->locking)
+		pthread_mutex_unlock(&d->lock);
+}
+
+int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context);
+
+/* Address vector. Entries are never reused after removal, so an fi_addr_t
+ * handed out stays unambiguous for the life of the AV. */
+struct mbx_av_entry {
+	struct mbx_addr addr;
+	bool valid;
+};
+
+struct mbx_av_rev {
+	struct mbx_rev_slot *s;
+	size_t mask, used;
+};
+
+struct mbx_av {
+	struct fid_av av;
+	struct mbx_domain *dom;
+	enum fi_av_type type;
+	struct mbx_av_entry *tab;
+	size_t count, cap;
+	struct mbx_av_rev rev;		/* addr key -> fi_addr, for FI_SOURCE */
+	uint64_t gen;			/* bumped on every insert/remove */
+	_Atomic int refs;
+};
+
+static inline uint64_t mbx_addr_k0(const struct mbx_addr *a)
+{
+	return ((uint64_t)a->host << 32) | a->uid;
+}
+
+static inline uint64_t mbx_addr_k1(const struct mbx_addr *a)
+{
+	return ((uint64_t)(uint32_t)a->pid << 32) | a->ep;
+}
+
+int mbx_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		void *context);
+fi_addr_t mbx_av_reverse(struct mbx_av *av, const struct mbx_addr *a);
+
+/* Completion queue. Entries are kept in the richest format and converted on
+ * read; the ring grows rather than drop a completion. */
+struct mbx_cqe {
+	void *context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+struct mbx_cq_err {
+	struct mbu_dlist link;
+	struct fi_cq_err_entry e;
+	fi_addr_t src;
+};
+
+#define MBX_CQ_MAX_EPS 8
+
+struct mbx_cq {
+	struct fid_cq cq;
+	struct mbx_domain *dom;
+	enum fi_cq_format format;
+	enum fi_wait_obj wait_obj;
+	struct mbx_cqe *ring;
+	size_t cap, head, count;
+	struct mbu_dlist errs;
+	struct mbx_ep *eps[MBX_CQ_MAX_EPS];
+	int neps;
+	_Atomic int signaled;
+	_Atomic int refs;
+};
+
+int mbx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+int mbx_cq_grow(struct mbx_cq *cq);
+void mbx_cq_write_err(struct mbx_cq *cq, void *context, uint64_t flags, int err,
+		      size_t len, size_t olen, uint64_t tag, uint64_t data, void *buf,
+		      fi_addr_t src);
+void mbx_progress_cq_eps(struct mbx_ep **eps, int n);
+
+static inline int mbx_cq_write(struct mbx_cq *cq, void *context, uint64_t flags,
+			       size_t len, void *buf, uint64_t data, uint64_t tag,
+			       fi_addr_t src)
+{
+	struct mbx_cqe *e;
+
+	if (__builtin_expect(cq->count == cq->cap, 0) && mbx_cq_grow(cq))
+		return -FI_ENOMEM;
+	e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
+	e->context = context;
+	e->flags = flags;
+	e->len = len;
+	e->buf = buf;
+	e->data = data;
+	e->tag = tag;
+	e->src = src;
+	cq->count++;
+	return 0;
+}
+
+struct mbx_cntr {
+	struct fid_cntr cntr;
+	struct mbx_domain *dom;
+	_Atomic uint64_t value, err;
+	enum fi_wait_obj wait_obj;
+	struct mbx_ep *eps[MBX_CQ_MAX_EPS];
+	int neps;
+	_Atomic int refs;
+};
+
+int mbx_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+
+static inline void mbx_cntr_inc(struct mbx_cntr *c)
+{
+	if (c)
+		atomic_fetch_add_explicit(&c->value, 1, memory_order_release);
+}
+
+static inline void mbx_cntr_inc_err(struct mbx_cntr *c)
+{
+	if (c)
+		atomic_fetch_add_explicit(&c->err, 1, memory_order_release);
+}
+
+/* A same-node peer as one endpoint sees it: the channel we write into (a
+ * slot in its segment) and the channel it writes into (a slot in ours). */
+enum mbx_peer_state { MBX_PEER_NEW, MBX_PEER_READY, MBX_PEER_FAILED };
+
+struct mbx_peer {
+	struct mbu_dlist key_link;	/* in ep->peers node */
+	struct mbu_dlist all_link;
+	struct mbu_dlist pend_link;	/* in ep->pending_peers when txq non-empty */
+	struct mbx_addr addr;
+	char name[MBX_NAME_MAX];
+	int state;
+	int err;
+	/* transmit channel */
+	struct mbx_seg_hdr *rseg;
+	size_t rseg_size;
+	struct mbx_slot *tslot;
+	struct mbu_ring_prod prod;
+	uint64_t bulk_filled;		/* our copy of tslot->bulk_filled */
+	struct mbu_dlist txq;		/* sends waiting for ring space, in order */
+	struct mbu_dlist ctrlq;		/* control frames waiting for ring space */
+	/* receive channel */
+	int rxslot;
+	struct mbu_dlist cts_wait;	/* matched copy-path receives, in order */
+	struct mbx_rx *cts_active;
+	bool cma_ok;
+	/* bookkeeping */
+	fi_addr_t fiaddr;
+	uint64_t fiaddr_gen;
+	size_t outstanding;		/* tx entries waiting on this peer */
+};
+
+struct mbx_rxslot {
+	struct mbu_ring_cons cons;
+	struct mbx_slot *slot;
+	struct mbx_peer *peer;
+	bool corrupt;
+};
+
+/* A send the provider still owns: queued for ring space, waiting for CTS or
+ * FIN, or streaming chunks. Kept in a fixed table so that the id echoed by
+ * the peer can be checked before it is trusted. */
+enum mbx_tx_state { MBX_TX_FREE, MBX_TX_QUEUED, MBX_TX_WAIT, MBX_TX_STREAM };
+
+struct mbx_tx {
+	struct mbu_dlist link;
+	struct mbx_peer *peer;
+	void *context;
+	uint64_t flags;		/* completion flags (FI_SEND|FI_TAGGED|...) */
+	uint64_t opflags;	/* FI_COMPLETION, FI_INJECT, FI_DELIVERY_COMPLETE */
+	uint8_t op;
+	uint8_t wflags;
+	uint32_t gen;
+	uint32_t idx;
+	int state;
+	uint64_t tag, data;
+	size_t size;
+	struct iovec iov[MBX_IOV_LIMIT];
+	size_t iov_cnt;
+	void *bounce;		/* inject data copied while queued */
+	/* copy path */
+	uint64_t bulk_base;
+	size_t want, streamed;
+};
+
+/* A posted receive, or a large receive in progress. */
+struct mbx_rx {
+	struct mbx_mentry m;
+	struct mbu_dlist link;
+	void *context;
+	uint64_t flags;		/* FI_RECV|FI_TAGGED|FI_MSG (+FI_MULTI_RECV) */
+	uint64_t opflags;
+	struct iovec iov[MBX_IOV_LIMIT];
+	size_t iov_cnt;
+	size_t total;
+	size_t mr_off;		/* multi-recv: bytes used */
+	bool multi;
+	bool posted;
+	/* large receive in progress */
+	struct mbx_peer *peer;
+	fi_addr_t msg_src;
+	uint64_t msg_tag, msg_data, msg_id;
+	uint8_t msg_wflags;
+	size_t msg_size, take;
+	uint64_t bulk_base;
+	size_t copied;
+	void *cbuf;		/* completion buffer pointer */
+	uint64_t cflags;	/* extra completion flags (FI_MULTI_RECV) */
+};
+
+/* A message that arrived before its receive (or claimed by FI_PEEK|FI_CLAIM). */
+struct mbx_ux {
+	struct mbx_mentry m;
+	struct mbx_peer *peer;
+	fi_addr_t src;
+	uint8_t op, wflags;
+	uint64_t tag, data, size, id;
+	struct mbx_wire_iov riov[MBX_IOV_LIMIT];
+	uint8_t riov_cnt;
+	void *buf;
+	int cls;
+	bool tagged;
+};
+
+struct mbx_ctrl {
+	struct mbu_dlist link;
+	uint8_t op;
+	uint64_t id, size, data;
+};
+
+struct mbx_ep {
+	struct fid_ep ep;
+	struct mbx_domain *dom;
+	struct mbx_av *av;
+	struct mbx_cq *tx_cq, *rx_cq;
+	struct mbx_cntr *tx_cntr, *rx_cntr;
+	struct fi_info *info;
+	uint64_t caps;
+	uint64_t tx_op_flags, rx_op_flags;
+	bool tx_selective, rx_selective;
+	bool enabled;
+	bool directed;
+	size_t min_multi_recv;
+	size_t inject_size;
+	size_t eager_limit;
+	struct mbx_addr addr;
+	char name[MBX_NAME_MAX];
+	char shm_name[MBX_NAME_MAX];
+	/* inbound segment */
+	struct mbx_seg_hdr *seg;
+	size_t seg_size;
+	struct mbx_rxslot *rxslots;
+	uint32_t nrx;		/* slots discovered */
+	uint32_t rx_rr;
+	/* peers */
+	struct mbu_qmap peers;
+	struct mbu_dlist peer_list;
+	struct mbu_dlist pending_peers;
+	struct mbx_peer **fiaddr_peer;
+	size_t fiaddr_cap;
+	uint64_t fiaddr_gen;
+	/* matching */
+	struct mbx_posted tposted, mposted;
+	struct mbx_unexp tunexp, munexp;
+	/* resources */
+	struct mbx_tx *txs;
+	uint32_t *tx_free;
+	size_t tx_nfree, tx_cap;
+	struct mbu_pool rx_pool, ux_pool, ctrl_pool, bounce_pool;
+	struct mbu_pool ux_buf[MBX_UX_CLASSES];
+	size_t ux_bytes;
+	struct mbu_dlist streaming;	/* tx entries copying chunks */
+	struct mbu_dlist draining;	/* rx entries copying chunks out */
+	size_t waiting_large;		/* tx entries in WAIT (for dead-peer checks) */
+	uint32_t progress_ticks;
+	uint64_t last_liveness_ns;
+	struct fi_matchbox_stats stats;
+};
+
+int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		void *context);
+void mbx_ep_progress(struct mbx_ep *ep);
+void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns);
+extern struct fi_ops_msg mbx_msg_ops;
+extern struct fi_ops_tagged mbx_tagged_ops;
+
+/* Wire-level entry points used by the data calls (mbx_progress.c). */
+struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a);
+int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
+ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
+		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,
+		       uint64_t cflags, uint64_t opflags, uint8_t wflags);
+void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx);
+void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux);
+void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux);
+void mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux);
+void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf,
+		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra,
+		     size_t olen);
+void mbx_ep_fini_wire(struct mbx_ep *ep);
+
+static inline size_t mbx_iov_len(const struct iovec *iov, size_t cnt)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
+		       size_t len);
+size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
+			 size_t len);
+
+#endif

@@ -1,0 +1,252 @@
+/* fi_getinfo for matchbox: builds the one fi_info the provider offers and
+ * answers -FI_ENODATA when the hints ask for anything it cannot honour. Each
+ * check names the hint it refuses at FI_LOG_INFO, so `FI_LOG_LEVEL=info
+ * fi_info -p matchbox ...` explains an empty answer. */
+#include "mbx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REFUSE(...)						\
+	do {							\
+		MBX_INFO(FI_LOG_CORE, __VA_ARGS__);		\
+		return false;					\
+	} while (0)
+
+static bool check_tx(const struct fi_tx_attr *tx, uint64_t caps)
+{
+	if (!tx)
+		return true;
+	if (tx->caps & ~(MBX_CAPS))
+		REFUSE("tx_attr caps 0x%llx unsupported\n", (unsigned long long)tx->caps);
+	if (tx->msg_order & ~MBX_MSG_ORDER)
+		REFUSE("tx msg_order 0x%llx unsupported\n", (unsigned long long)tx->msg_order);
+	if (tx->comp_order & ~FI_ORDER_NONE)
+		REFUSE("tx comp_order unsupported\n");
+	if (tx->inject_size > mbx_param.inject_size)
+		REFUSE("inject_size %zu > %zu\n", tx->inject_size, mbx_param.inject_size);
+	if (tx->size > mbx_param.tx_size)
+		REFUSE("tx size %zu > %zu\n", tx->size, mbx_param.tx_size);
+	if (tx->iov_limit > MBX_IOV_LIMIT)
+		REFUSE("tx iov_limit %zu > %d\n", tx->iov_limit, MBX_IOV_LIMIT);
+	if (tx->rma_iov_limit)
+		REFUSE("rma_iov_limit unsupported\n");
+	(void)caps;
+	return true;
+}
+
+static bool check_rx(const struct fi_rx_attr *rx)
+{
+	if (!rx)
+		return true;
+	if (rx->caps & ~(MBX_CAPS))
+		REFUSE("rx_attr caps 0x%llx unsupported\n", (unsigned long long)rx->caps);
+	if (rx->msg_order & ~MBX_MSG_ORDER)
+		REFUSE("rx msg_order 0x%llx unsupported\n", (unsigned long long)rx->msg_order);
+	if (rx->comp_order & ~FI_ORDER_NONE)
+		REFUSE("rx comp_order unsupported\n");
+	if (rx->size > mbx_param.rx_size)
+		REFUSE("rx size %zu > %zu\n", rx->size, mbx_param.rx_size);
+	if (rx->iov_limit > MBX_IOV_LIMIT)
+		REFUSE("rx iov_limit %zu > %d\n", rx->iov_limit, MBX_IOV_LIMIT);
+	return true;
+}
+
+static bool check_hints(uint32_t version, const struct fi_info *h)
+{
+	struct mbx_addr a;
+
+	if (h->caps & ~MBX_CAPS)
+		REFUSE("caps 0x%llx not offered\n", (unsigned long long)(h->caps & ~MBX_CAPS));
+	if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != FI_ADDR_STR)
+		REFUSE("addr_format %u unsupported\n", h->addr_format);
+	if (h->src_addr && mbx_parse_addr(h->src_addr, h->src_addrlen, &a))
+		REFUSE("src_addr is not a matchbox address\n");
+	if (h->dest_addr && mbx_parse_addr(h->dest_addr, h->dest_addrlen, &a))
+		REFUSE("dest_addr is not a matchbox address\n");
+	if (h->ep_attr) {
+		const struct fi_ep_attr *e = h->ep_attr;
+
+		if (e->type != FI_EP_UNSPEC && e->type != FI_EP_RDM)
+			REFUSE("ep type %d unsupported\n", e->type);
+		if (e->protocol != FI_PROTO_UNSPEC)
+			REFUSE("protocol %u unsupported\n", e->protocol);
+		if (e->max_msg_size > MBX_MAX_MSG_SIZE)
+			REFUSE("max_msg_size too large\n");
+		if (e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1)
+			REFUSE("scalable endpoints unsupported\n");
+		if (e->rx_ctx_cnt == FI_SHARED_CONTEXT || e->tx_ctx_cnt == FI_SHARED_CONTEXT)
+			REFUSE("shared contexts unsupported\n");
+		if (e->auth_key_size)
+			REFUSE("auth keys unsupported\n");
+	}
+	if (h->domain_attr) {
+		const struct fi_domain_attr *d = h->domain_attr;
+
+		if (d->name && strcmp(d->name, MBX_DOMAIN_NAME))
+			REFUSE("domain %s unknown\n", d->name);
+		if (d->data_progress == FI_PROGRESS_AUTO)
+			REFUSE("data progress is manual only\n");
+		if (d->cq_data_size > MBX_CQ_DATA_SIZE)
+			REFUSE("cq_data_size %zu > 8\n", d->cq_data_size);
+		if (d->tx_ctx_cnt > 1 || d->rx_ctx_cnt > 1 ||
+		    d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1)
+			REFUSE("more than one context per endpoint unsupported\n");
+		if (d->caps & ~(MBX_DOM_CAPS))
+			REFUSE("domain caps unsupported\n");
+		if (d->auth_key_size)
+			REFUSE("auth keys unsupported\n");
+		if (FI_VERSION_GE(version, FI_VERSION(1, 5)) &&
+		    (d->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) == FI_MR_BASIC &&
+		    d->mr_mode != FI_MR_BASIC)
+			REFUSE("mr_mode mixes old and new styles\n");
+	}
+	if (h->fabric_attr) {
+		const struct fi_fabric_attr *f = h->fabric_attr;
+
+		if (f->name && strcmp(f->name, MBX_FABRIC_NAME))
+			REFUSE("fabric %s unknown\n", f->name);
+		if (f->prov_name && strcmp(f->prov_name, MBX_PROV_NAME))
+			REFUSE("provider %s is not matchbox\n", f->prov_name);
+	}
+	if (!check_tx(h->tx_attr, h->caps) || !check_rx(h->rx_attr))
+		return false;
+	return true;
+}
+
+static uint64_t pick_caps(const struct fi_info *h)
+{
+	uint64_t caps;
+
+	if (!h || !h->caps)
+		return MBX_CAPS;
+	caps = h->caps;
+	if (!(caps & (FI_MSG | FI_TAGGED)))
+		caps |= FI_MSG | FI_TAGGED;
+	if (!(caps & (FI_SEND | FI_RECV)))
+		caps |= FI_SEND | FI_RECV;
+	return caps | FI_LOCAL_COMM;
+}
+
+static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
+{
+	struct fi_info *fi = fi_allocinfo();
+	uint64_t caps = pick_caps(h);
+
+	if (!fi)
+		return NULL;
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = FI_ADDR_STR;
+	if (h && h->dest_addr) {
+		fi->dest_addr = malloc(h->dest_addrlen);
+		if (!fi->dest_addr)
+			goto err;
+		memcpy(fi->dest_addr, h->dest_addr, h->dest_addrlen);
+		fi->dest_addrlen = h->dest_addrlen;
+	}
+
+	fi->tx_attr->caps = caps & (MBX_TX_CAPS | MBX_DOM_CAPS);
+	fi->tx_attr->mode = 0;
+	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
+	fi->tx_attr->msg_order = MBX_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = mbx_param.inject_size;
+	fi->tx_attr->size = mbx_param.tx_size;
+	fi->tx_attr->iov_limit = MBX_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = 0;
+
+	fi->rx_attr->caps = caps & (MBX_RX_CAPS | MBX_DOM_CAPS);
+	fi->rx_attr->mode = 0;
+	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
+	fi->rx_attr->msg_order = MBX_MSG_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = mbx_param.unexp_max;
+	fi->rx_attr->size = mbx_param.rx_size;
+	fi->rx_attr->iov_limit = MBX_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = MBX_WIRE_VERSION;
+	fi->ep_attr->max_msg_size = MBX_MAX_MSG_SIZE;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	fi->ep_attr->mem_tag_format = 0;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(MBX_DOMAIN_NAME);
+	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading ?
+				     h->domain_attr->threading : FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		fi->domain_attr->mr_mode = h && h->domain_attr &&
+					   h->domain_attr->mr_mode == FI_MR_BASIC ?
+					   FI_MR_BASIC : FI_MR_SCALABLE;
+	else
+		fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = sizeof(uint64_t);
+	fi->domain_attr->cq_data_size = MBX_CQ_DATA_SIZE;
+	fi->domain_attr->cq_cnt = 256;
+	fi->domain_attr->ep_cnt = 256;
+	fi->domain_attr->tx_ctx_cnt = 256;
+	fi->domain_attr->rx_ctx_cnt = 256;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->cntr_cnt = 256;
+	fi->domain_attr->mr_iov_limit = MBX_IOV_LIMIT;
+	fi->domain_attr->caps = FI_LOCAL_COMM;
+	fi->domain_attr->mode = 0;
+	fi->domain_attr->mr_cnt = 65536;
+
+	fi->fabric_attr->name = strdup(MBX_FABRIC_NAME);
+	/* prov_name is filled in by libfabric's core, which appends the name
+	 * of the provider that answered to whatever the provider put there. */
+	fi->fabric_attr->prov_version = MBX_PROV_VERSION;
+	fi->fabric_attr->api_version = MBX_API_VERSION;
+	if (!fi->domain_attr->name || !fi->fabric_attr->name)
+		goto err;
+	return fi;
+err:
+	fi_freeinfo(fi);
+	return NULL;
+}
+
+int mbx_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints, struct fi_info **info)
+{
+	struct fi_info *fi;
+	struct mbx_addr a;
+
+	*info = NULL;
+	if (hints && !check_hints(version, hints))
+		return -FI_ENODATA;
+	/* The provider has no network names yet: a node is only meaningful as
+	 * a matchbox address of a peer (or ignored as our own source). */
+	if (node && !(flags & FI_SOURCE) &&
+	    mbx_parse_addr(node, strlen(node) + 1, &a)) {
+		MBX_INFO(FI_LOG_CORE, "node %s is not a matchbox address\n", node);
+		return -FI_ENODATA;
+	}
+	(void)service;
+	fi = build_info(version, hints);
+	if (!fi)
+		return -FI_ENOMEM;
+	if (node && !(flags & FI_SOURCE) && !fi->dest_addr) {
+		fi->dest_addrlen = strlen(node) + 1;
+		fi->dest_addr = strdup(node);
+		if (!fi->dest_addr) {
+			fi_freeinfo(fi);
+			return -FI_ENOMEM;
+		}
+	}
+	*info = fi;
+	return 0;
+}

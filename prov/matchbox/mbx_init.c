@@ -1,0 +1,264 @@
+/* Entry point of the matchbox provider: its fi_provider, its parameters
+ * (every tunable is declared here once, with its default and help text, so
+ * `fi_info -e` and doc/fi_matchbox.7.md can list them), fi_getinfo with the
+ * hint checks, and the text form of addresses. */
+#include "mbx.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mbx_params mbx_param = {
+	.eager_limit = 16384,
+	.inject_size = 4096,
+	.ring_size = 256 * 1024,
+	.copy_min = 256 * 1024,
+	.chunk_size = 128 * 1024,
+	.nchunks = 8,
+	.shm_peers = 256,
+	.tx_size = 1024,
+	.rx_size = 1024,
+	.unexp_max = 256 * 1024 * 1024,
+	.spin_us = 50,
+	.large_proto = MBX_LARGE_AUTO,
+};
+
+static void mbx_cleanup(void)
+{
+}
+
+struct fi_provider mbx_prov = {
+	.name = MBX_PROV_NAME,
+	.version = MBX_PROV_VERSION,
+	.fi_version = MBX_API_VERSION,
+	.getinfo = mbx_getinfo,
+	.fabric = mbx_fabric_open,
+	.cleanup = mbx_cleanup,
+};
+
+static bool is_pow2(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static void get_size(const char *name, size_t *v, size_t lo, size_t hi)
+{
+	size_t x;
+
+	if (fi_param_get_size_t(&mbx_prov, name, &x) == FI_SUCCESS) {
+		if (x < lo || x > hi)
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_%s=%zu out of range [%zu, %zu], keeping %zu\n",
+				 name, x, lo, hi, *v);
+		else
+			*v = x;
+	}
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+void mbx_params_init(void)
+{
+	char *s = NULL;
+	const char *job;
+	int v;
+
+	fi_param_define(&mbx_prov, "eager_limit", FI_PARAM_SIZE_T,
+			"Largest message sent eagerly, in one frame; larger ones use rendezvous (default: %zu)",
+			mbx_param.eager_limit);
+	fi_param_define(&mbx_prov, "inject_size", FI_PARAM_SIZE_T,
+			"Largest fi_inject/fi_tinject payload, reported as tx_attr->inject_size (default: %zu)",
+			mbx_param.inject_size);
+	fi_param_define(&mbx_prov, "ring_size", FI_PARAM_SIZE_T,
+			"Bytes of each per-peer shared-memory frame ring, a power of two (default: %zu)",
+			mbx_param.ring_size);
+	fi_param_define(&mbx_prov, "large_proto", FI_PARAM_STRING,
+			"Large-message mechanism: auto (CMA below copy_min, two-copy pipeline from copy_min up), cma, or copy (default: auto)");
+	fi_param_define(&mbx_prov, "copy_min", FI_PARAM_SIZE_T,
+			"With large_proto=auto, messages of at least this size use the pipelined two-copy path (default: %zu)",
+			mbx_param.copy_min);
+	fi_param_define(&mbx_prov, "copy_chunk", FI_PARAM_SIZE_T,
+			"Chunk size of the pipelined two-copy path (default: %zu)",
+			mbx_param.chunk_size);
+	fi_param_define(&mbx_prov, "copy_chunks", FI_PARAM_SIZE_T,
+			"Chunks in flight per peer on the pipelined two-copy path (default: %zu)",
+			mbx_param.nchunks);
+	fi_param_define(&mbx_prov, "shm_peers", FI_PARAM_SIZE_T,
+			"Most same-node endpoints that can send to one endpoint (default: %zu)",
+			mbx_param.shm_peers);
+	fi_param_define(&mbx_prov, "tx_size", FI_PARAM_SIZE_T,
+			"Sends the provider can hold at once per endpoint (default: %zu)",
+			mbx_param.tx_size);
+	fi_param_define(&mbx_prov, "rx_size", FI_PARAM_SIZE_T,
+			"Receives that can be posted at once per endpoint (default: %zu)",
+			mbx_param.rx_size);
+	fi_param_define(&mbx_prov, "unexp_max", FI_PARAM_SIZE_T,
+			"Bytes of unexpected eager data buffered per endpoint before senders are held back (default: %zu)",
+			mbx_param.unexp_max);
+	fi_param_define(&mbx_prov, "spin_us", FI_PARAM_INT,
+			"Microseconds blocking waits poll before they sleep (default: %d)",
+			mbx_param.spin_us);
+	fi_param_define(&mbx_prov, "job", FI_PARAM_STRING,
+			"Job key; endpoints with different keys never exchange data (default: PMIX_NAMESPACE, else SLURM_JOB_ID, else \"default\")");
+
+	get_size("eager_limit", &mbx_param.eager_limit, 64, 1 << 20);
+	get_size("inject_size", &mbx_param.inject_size, 0, 1 << 16);
+	get_size("ring_size", &mbx_param.ring_size, 16384, 1 << 28);
+	get_size("copy_min", &mbx_param.copy_min, 0, SIZE_MAX);
+	get_size("copy_chunk", &mbx_param.chunk_size, 4096, 1 << 24);
+	get_size("copy_chunks", &mbx_param.nchunks, 2, 64);
+	get_size("shm_peers", &mbx_param.shm_peers, 1, 4096);
+	get_size("tx_size", &mbx_param.tx_size, 16, 1 << 20);
+	get_size("rx_size", &mbx_param.rx_size, 16, 1 << 20);
+	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);
+	if (fi_param_get_int(&mbx_prov, "spin_us", &v) == FI_SUCCESS && v >= 0)
+		mbx_param.spin_us = v;
+	if (!is_pow2(mbx_param.ring_size)) {
+		MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_RING_SIZE must be a power of two; using 262144\n");
+		mbx_param.ring_size = 256 * 1024;
+	}
+	/* A frame must always fit: eager data plus header in half a ring. */
+	while (mbx_param.eager_limit + 4096 > mbu_ring_max_frame(mbx_param.ring_size))
+		mbx_param.ring_size *= 2;
+	if (mbx_param.inject_size > mbx_param.eager_limit)
+		mbx_param.inject_size = mbx_param.eager_limit;
+	if (fi_param_get_str(&mbx_prov, "large_proto", &s) == FI_SUCCESS && s) {
+		if (!strcmp(s, "cma"))
+			mbx_param.large_proto = MBX_LARGE_CMA;
+		else if (!strcmp(s, "copy"))
+			mbx_param.large_proto = MBX_LARGE_COPY;
+		else if (strcmp(s, "auto"))
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_LARGE_PROTO=%s unknown; using auto\n", s);
+	}
+	s = NULL;
+	if (fi_param_get_str(&mbx_prov, "job", &s) != FI_SUCCESS || !s) {
+		job = getenv("PMIX_NAMESPACE");
+		if (!job)
+			job = getenv("SLURM_JOB_ID");
+		s = (char *)(job ? job : "default");
+	}
+	snprintf(mbx_param.job, sizeof(mbx_param.job), "%s", s);
+}
+
+FI_EXT_INI
+{
+	mbx_params_init();
+	return &mbx_prov;
+}
+
+/* ---- addresses ---- */
+
+uint32_t mbx_host_id(void);
+uint32_t mbx_host_id(void)
+{
+	static uint32_t id;
+	char host[256] = "";
+
+	if (!id) {
+		gethostname(host, sizeof(host) - 1);
+		id = fnv1a(host) | 1;
+	}
+	return id;
+}
+
+uint32_t mbx_job_id(void);
+uint32_t mbx_job_id(void)
+{
+	return fnv1a(mbx_param.job);
+}
+
+int mbx_format_addr(const struct mbx_addr *a, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "mbx://%08x:%08x:%08x:%08x:%08x", a->host, a->uid,
+			 (uint32_t)a->pid, a->ep, a->job);
+
+	return n < 0 || (size_t)n >= len ? -FI_ETOOSMALL : n + 1;
+}
+
+static int parse_hex32(const char **p, uint32_t *out, char stop)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int n = 0;
+
+	while (isxdigit((unsigned char)*s) && n < 9) {
+		v = v * 16 + (uint64_t)(isdigit((unsigned char)*s) ? *s - '0' :
+					(tolower((unsigned char)*s) - 'a' + 10));
+		s++;
+		n++;
+	}
+	if (n != 8 || *s != stop)
+		return -FI_EINVAL;
+	*out = (uint32_t)v;
+	*p = s + (stop ? 1 : 0);
+	return 0;
+}
+
+int mbx_parse_addr(const void *addr, size_t len, struct mbx_addr *out)
+{
+	const char *s = addr, *p;
+	struct mbx_addr a;
+	uint32_t pid;
+
+	if (!addr || len < 8 || len > MBX_NAME_MAX || !memchr(s, '\0', len))
+		return -FI_EINVAL;
+	if (strncmp(s, "mbx://", 6))
+		return -FI_EINVAL;
+	p = s + 6;
+	if (parse_hex32(&p, &a.host, ':') || parse_hex32(&p, &a.uid, ':') ||
+	    parse_hex32(&p, &pid, ':') || parse_hex32(&p, &a.ep, ':') ||
+	    parse_hex32(&p, &a.job, '\0'))
+		return -FI_EINVAL;
+	a.pid = (int32_t)pid;
+	if (a.pid <= 0)
+		return -FI_EINVAL;
+	*out = a;
+	return 0;
+}
+
+void mbx_shm_name(const struct mbx_addr *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "/mbx-%u-%d-%x-%x", a->uid, a->pid, a->job, a->ep);
+}
+
+/* ---- stubs ---- */
+
+int mbx_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int mbx_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int mbx_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int mbx_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid; (void)buf; (void)len;
+	return -FI_ENOSYS;
+}
+
+int mbx_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+		   void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}

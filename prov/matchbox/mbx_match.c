@@ -1,0 +1,254 @@
+/* Posted and unexpected queues for the matchbox matcher; see mbx_match.h for
+ * why they are laid out this way. */
+#include "mbx_match.h"
+
+#include <errno.h>
+
+enum { SHAPE_EXACT, SHAPE_ANYSRC, SHAPE_SRCWILD, SHAPE_WILD };
+
+int mbx_posted_init(struct mbx_posted *q)
+{
+	int ret;
+
+	ret = mbu_qmap_init(&q->exact, 64);
+	if (ret)
+		return ret;
+	ret = mbu_qmap_init(&q->anysrc, 64);
+	if (ret)
+		goto err_exact;
+	ret = mbu_qmap_init(&q->srcwild, 64);
+	if (ret)
+		goto err_anysrc;
+	mbu_dlist_init(&q->wild);
+	mbu_dlist_init(&q->all);
+	q->seq = 0;
+	q->count = 0;
+	return 0;
+err_anysrc:
+	mbu_qmap_fini(&q->anysrc);
+err_exact:
+	mbu_qmap_fini(&q->exact);
+	return ret;
+}
+
+void mbx_posted_fini(struct mbx_posted *q)
+{
+	mbu_qmap_fini(&q->exact);
+	mbu_qmap_fini(&q->anysrc);
+	mbu_qmap_fini(&q->srcwild);
+}
+
+int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
+		      uint64_t src, uint64_t tag, uint64_t ignore)
+{
+	struct mbu_qnode *n = NULL;
+
+	e->src = src;
+	e->ignore = ignore;
+	e->tag = tag & ~ignore;
+	if (src != MBX_SRC_ANY && !ignore) {
+		e->shape = SHAPE_EXACT;
+		n = mbu_qmap_get(&q->exact, src, e->tag);
+	} else if (!ignore) {
+		e->shape = SHAPE_ANYSRC;
+		n = mbu_qmap_get(&q->anysrc, e->tag, 0);
+	} else if (src != MBX_SRC_ANY) {
+		e->shape = SHAPE_SRCWILD;
+		n = mbu_qmap_get(&q->srcwild, src, 0);
+	} else {
+		e->shape = SHAPE_WILD;
+	}
+	if (e->shape != SHAPE_WILD) {
+		if (!n)
+			return -ENOMEM;
+		mbu_dlist_insert_tail(&e->link[0], &n->q);
+	} else {
+		mbu_dlist_insert_tail(&e->link[0], &q->wild);
+	}
+	e->node[0] = n;
+	e->seq = q->seq++;
+	mbu_dlist_insert_tail(&e->link[1], &q->all);
+	q->count++;
+	return 0;
+}
+
+static inline struct mbx_mentry *first_of(struct mbu_qnode *n)
+{
+	return n ? mbu_container_of(n->q.next, struct mbx_mentry, link[0]) : NULL;
+}
+
+static inline struct mbx_mentry *earlier(struct mbx_mentry *a, struct mbx_mentry *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a->seq < b->seq ? a : b;
+}
+
+/* Scan a wildcard-tag list for the first match, but never past an entry that
+ * is already later than the best candidate found elsewhere. */
+static struct mbx_mentry *scan_wild(struct mbu_dlist *h, uint64_t tag,
+				    uint64_t src, struct mbx_mentry *best)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(h, it) {
+		struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[0]);
+
+		if (best && e->seq > best->seq)
+			return NULL;
+		if (mbx_tag_match(tag, e->tag, e->ignore) &&
+		    (e->src == MBX_SRC_ANY || e->src == src))
+			return e;
+	}
+	return NULL;
+}
+
+struct mbx_mentry *mbx_posted_match(struct mbx_posted *q, uint64_t src, uint64_t tag)
+{
+	struct mbx_mentry *best = NULL;
+	struct mbu_qnode *n;
+
+	if (!q->count)
+		return NULL;
+	best = first_of(mbu_qmap_find(&q->exact, src, tag));
+	best = earlier(best, first_of(mbu_qmap_find(&q->anysrc, tag, 0)));
+	n = mbu_qmap_find(&q->srcwild, src, 0);
+	if (n)
+		best = earlier(best, scan_wild(&n->q, tag, src, best));
+	if (!mbu_dlist_empty(&q->wild))
+		best = earlier(best, scan_wild(&q->wild, tag, src, best));
+	return best;
+}
+
+void mbx_posted_remove(struct mbx_posted *q, struct mbx_mentry *e)
+{
+	struct mbu_qnode *n = e->node[0];
+
+	mbu_dlist_remove(&e->link[0]);
+	mbu_dlist_remove(&e->link[1]);
+	if (n && mbu_dlist_empty(&n->q)) {
+		struct mbu_qmap *m = e->shape == SHAPE_EXACT ? &q->exact :
+				     e->shape == SHAPE_ANYSRC ? &q->anysrc : &q->srcwild;
+
+		mbu_qmap_release(m, n);
+	}
+	q->count--;
+}
+
+int mbx_unexp_init(struct mbx_unexp *q)
+{
+	int ret;
+
+	ret = mbu_qmap_init(&q->exact, 64);
+	if (ret)
+		return ret;
+	ret = mbu_qmap_init(&q->bytag, 64);
+	if (ret)
+		goto err_exact;
+	ret = mbu_qmap_init(&q->bysrc, 64);
+	if (ret)
+		goto err_bytag;
+	mbu_dlist_init(&q->all);
+	q->count = 0;
+	return 0;
+err_bytag:
+	mbu_qmap_fini(&q->bytag);
+err_exact:
+	mbu_qmap_fini(&q->exact);
+	return ret;
+}
+
+void mbx_unexp_fini(struct mbx_unexp *q)
+{
+	mbu_qmap_fini(&q->exact);
+	mbu_qmap_fini(&q->bytag);
+	mbu_qmap_fini(&q->bysrc);
+}
+
+int mbx_unexp_insert(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src, uint64_t tag)
+{
+	struct mbu_qnode *n0, *n1, *n2;
+
+	n0 = mbu_qmap_get(&q->exact, src, tag);
+	if (!n0)
+		return -ENOMEM;
+	n1 = mbu_qmap_get(&q->bytag, tag, 0);
+	if (!n1)
+		goto err0;
+	n2 = mbu_qmap_get(&q->bysrc, src, 0);
+	if (!n2)
+		goto err1;
+	e->src = src;
+	e->tag = tag;
+	e->ignore = 0;
+	e->node[0] = n0;
+	e->node[1] = n1;
+	e->node[2] = n2;
+	mbu_dlist_insert_tail(&e->link[0], &n0->q);
+	mbu_dlist_insert_tail(&e->link[1], &n1->q);
+	mbu_dlist_insert_tail(&e->link[2], &n2->q);
+	mbu_dlist_insert_tail(&e->link[3], &q->all);
+	q->count++;
+	return 0;
+err1:
+	if (mbu_dlist_empty(&n1->q))
+		mbu_qmap_release(&q->bytag, n1);
+err0:
+	if (mbu_dlist_empty(&n0->q))
+		mbu_qmap_release(&q->exact, n0);
+	return -ENOMEM;
+}
+
+struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t tag,
+				   uint64_t ignore)
+{
+	uint64_t mtag = tag & ~ignore;
+	struct mbu_dlist *it;
+	struct mbu_qnode *n;
+
+	if (!q->count)
+		return NULL;
+	if (!ignore) {
+		n = src != MBX_SRC_ANY ? mbu_qmap_find(&q->exact, src, mtag)
+				       : mbu_qmap_find(&q->bytag, mtag, 0);
+		if (!n)
+			return NULL;
+		return mbu_container_of(n->q.next, struct mbx_mentry,
+					link[src != MBX_SRC_ANY ? 0 : 1]);
+	}
+	if (src != MBX_SRC_ANY) {
+		n = mbu_qmap_find(&q->bysrc, src, 0);
+		if (!n)
+			return NULL;
+		mbu_dlist_foreach(&n->q, it) {
+			struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[2]);
+
+			if (mbx_tag_match(e->tag, mtag, ignore))
+				return e;
+		}
+		return NULL;
+	}
+	mbu_dlist_foreach(&q->all, it) {
+		struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[3]);
+
+		if (mbx_tag_match(e->tag, mtag, ignore))
+			return e;
+	}
+	return NULL;
+}
+
+void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e)
+{
+	struct mbu_qmap *maps[3] = { &q->exact, &q->bytag, &q->bysrc };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		mbu_dlist_remove(&e->link[i]);
+		if (mbu_dlist_empty(&e->node[i]->q))
+			mbu_qmap_release(maps[i], e->node[i]);
+	}
+	mbu_dlist_remove(&e->link[3]);
+	q->count--;
+}

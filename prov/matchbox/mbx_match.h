@@ -1,0 +1,86 @@
+/* Tag matching for the matchbox provider: the posted-receive queue and the
+ * unexpected-message queue, with libfabric's semantics (a message (src, tag)
+ * matches a receive when (tag & ~ignore) == (rtag & ~ignore) and the receive's
+ * source is the sender or FI_ADDR_UNSPEC; the earliest posted matching receive
+ * wins; the earliest arrived matching message is taken).
+ *
+ * Why four structures per queue: the common MPI cases, a fully specified
+ * (source, tag), any-source with a specific tag, and a specific source with a
+ * wildcard tag, must cost the same with ten entries or ten thousand. Posted
+ * receives are filed by their shape (exact, any-source, wildcard-tag,
+ * wildcard-both) in hash maps keyed by what they specify; a message probes each
+ * map once and takes the candidate with the lowest posting sequence number.
+ * Unexpected messages are filed in all shapes at once (by (src, tag), by tag,
+ * by source, and in arrival order), so a receive probes exactly the one index
+ * its own shape selects. Only the two wildcard-tag shapes scan, and they scan
+ * only entries of the same source (or, for the full wildcard, in order until
+ * the first match). */
+#ifndef MBX_MATCH_H
+#define MBX_MATCH_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+#include "mbu_list.h"
+#include "mbu_qmap.h"
+
+#define MBX_SRC_ANY ((uint64_t)-1)	/* FI_ADDR_UNSPEC */
+
+struct mbx_mentry {
+	struct mbu_dlist link[4];
+	struct mbu_qnode *node[3];
+	uint64_t src;
+	uint64_t tag;		/* stored masked: tag & ~ignore */
+	uint64_t ignore;
+	uint64_t seq;
+	uint8_t shape;
+};
+
+struct mbx_posted {
+	struct mbu_qmap exact;		/* (src, tag) */
+	struct mbu_qmap anysrc;		/* (tag), src any, ignore 0 */
+	struct mbu_qmap srcwild;	/* (src), ignore != 0 */
+	struct mbu_dlist wild;		/* src any, ignore != 0 */
+	struct mbu_dlist all;		/* every posted entry, for cancel/close */
+	uint64_t seq;
+	size_t count;
+};
+
+struct mbx_unexp {
+	struct mbu_qmap exact;		/* (src, tag) */
+	struct mbu_qmap bytag;		/* (tag) */
+	struct mbu_qmap bysrc;		/* (src) */
+	struct mbu_dlist all;		/* arrival order */
+	size_t count;
+};
+
+int mbx_posted_init(struct mbx_posted *q);
+void mbx_posted_fini(struct mbx_posted *q);
+/* Returns 0 or -ENOMEM (and then q is unchanged). */
+int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
+		      uint64_t src, uint64_t tag, uint64_t ignore);
+struct mbx_mentry *mbx_posted_match(struct mbx_posted *q, uint64_t src, uint64_t tag);
+void mbx_posted_remove(struct mbx_posted *q, struct mbx_mentry *e);
+static inline struct mbx_mentry *mbx_posted_entry_of_all(struct mbu_dlist *it)
+{
+	return mbu_container_of(it, struct mbx_mentry, link[1]);
+}
+
+int mbx_unexp_init(struct mbx_unexp *q);
+void mbx_unexp_fini(struct mbx_unexp *q);
+int mbx_unexp_insert(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src, uint64_t tag);
+struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t tag,
+				   uint64_t ignore);
+void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e);
+static inline struct mbx_mentry *mbx_unexp_entry_of_all(struct mbu_dlist *it)
+{
+	return mbu_container_of(it, struct mbx_mentry, link[3]);
+}
+
+static inline bool mbx_tag_match(uint64_t mtag, uint64_t rtag_masked, uint64_t ignore)
+{
+	return (mtag & ~ignore) == rtag_masked;
+}
+
+#endif

@@ -1,0 +1,1229 @@
+/* The shm wire and its protocols: connecting to a peer's segment, writing
+ * frames, draining our own rings, matching what arrives, and moving large
+ * messages by CMA or by the pipelined two-copy path. See mbx_proto.h for the
+ * frame layout and the protocol sequence.
+ *
+ * Everything here runs under the domain lock, from a data call or from
+ * progress (fi_cq_read and friends). Nothing here blocks: a full ring queues
+ * the send on its peer (in order), and a full unexpected buffer leaves frames
+ * in the ring, which in turn holds the sender back. */
+#include "mbx.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mbu_futex.h"
+#include "mbu_shm.h"
+
+#define DRAIN_BUDGET 64
+
+static inline void doorbell(struct mbx_seg_hdr *h)
+{
+	/* Pairs with the fence in mbx_ep_wait: either the sleeper sees our
+	 * frame, or we see it sleeping. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->sleepers, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
+		mbu_futex_wake(&h->doorbell);
+	}
+}
+
+size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
+		       size_t len)
+{
+	const char *s = src;
+	size_t i, done = 0;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off;
+		if (n > len - done)
+			n = len - done;
+		memcpy((char *)iov[i].iov_base + off, s + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
+			 size_t len)
+{
+	char *d = dst;
+	size_t i, done = 0;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = iov[i].iov_len - off;
+		if (n > len - done)
+			n = len - done;
+		memcpy(d + done, (const char *)iov[i].iov_base + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+/* ---- peers ---- */
+
+struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
+{
+	struct mbu_qnode *n = mbu_qmap_get(&ep->peers, mbx_addr_k0(a), mbx_addr_k1(a));
+	struct mbx_peer *p;
+
+	if (!n)
+		return NULL;
+	if (!mbu_dlist_empty(&n->q))
+		return mbu_container_of(n->q.next, struct mbx_peer, key_link);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		mbu_qmap_release(&ep->peers, n);
+		return NULL;
+	}
+	p->addr = *a;
+	mbx_format_addr(a, p->name, sizeof(p->name));
+	p->rxslot = -1;
+	p->cma_ok = mbx_param.large_proto != MBX_LARGE_COPY;
+	p->fiaddr = FI_ADDR_NOTAVAIL;
+	p->fiaddr_gen = UINT64_MAX;
+	mbu_dlist_init(&p->txq);
+	mbu_dlist_init(&p->ctrlq);
+	mbu_dlist_init(&p->cts_wait);
+	mbu_dlist_init(&p->pend_link);
+	mbu_dlist_insert_tail(&p->key_link, &n->q);
+	mbu_dlist_insert_tail(&p->all_link, &ep->peer_list);
+	return p;
+}
+
+static fi_addr_t peer_fiaddr(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	if (!ep->av)
+		return FI_ADDR_NOTAVAIL;
+	if (p->fiaddr_gen != ep->av->gen) {
+		p->fiaddr = mbx_av_reverse(ep->av, &p->addr);
+		p->fiaddr_gen = ep->av->gen;
+	}
+	return p->fiaddr;
+}
+
+static bool seg_geometry_ok(const struct mbx_seg_hdr *h, size_t size)
+{
+	if (size < MBX_SEG_HDR_SIZE || h->magic != MBX_SEG_MAGIC ||
+	    h->version != MBX_SEG_VERSION)
+		return false;
+	if (!h->nslots || !h->ring_size || (h->ring_size & (h->ring_size - 1)) ||
+	    h->nchunks < 2 || !h->chunk_size)
+		return false;
+	if (h->slot_size < MBX_SLOT_HDR_SIZE + h->ring_size + h->nchunks * h->chunk_size)
+		return false;
+	return (size - MBX_SEG_HDR_SIZE) / h->slot_size >= h->nslots;
+}
+
+int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	char name[MBX_NAME_MAX];
+	struct mbx_seg_hdr *h;
+	size_t size;
+	uint32_t i;
+	void *m;
+	int ret;
+
+	if (p->state == MBX_PEER_READY)
+		return 0;
+	if (p->state == MBX_PEER_FAILED)
+		return p->err;
+	if (p->addr.job != ep->addr.job || p->addr.uid != ep->addr.uid) {
+		MBX_WARN(FI_LOG_EP_DATA, "refusing %s: another job or user\n", p->name);
+		ret = -FI_EHOSTUNREACH;
+		goto fail;
+	}
+	if (p->addr.host != ep->addr.host) {
+		MBX_WARN(FI_LOG_EP_DATA, "%s is on another node; no network wire yet\n", p->name);
+		ret = -FI_EHOSTUNREACH;
+		goto fail;
+	}
+	mbx_shm_name(&p->addr, name, sizeof(name));
+	ret = mbu_shm_open(name, &m, &size);
+	if (ret) {
+		MBX_WARN(FI_LOG_EP_DATA, "cannot open %s: %s\n", name, strerror(-ret));
+		ret = -FI_EHOSTUNREACH;
+		goto fail;
+	}
+	h = m;
+	if (!seg_geometry_ok(h, size) || h->pid != p->addr.pid) {
+		MBX_WARN(FI_LOG_EP_DATA, "segment %s is malformed; not using it\n", name);
+		mbu_shm_unmap(m, size);
+		ret = -FI_EHOSTUNREACH;
+		goto fail;
+	}
+	for (i = 0; i < h->nslots; i++) {
+		struct mbx_slot *s = mbx_seg_slot(h, i);
+		uint32_t expect = MBX_SLOT_FREE;
+		uint32_t used;
+
+		if (!atomic_compare_exchange_strong(&s->state, &expect, MBX_SLOT_CLAIMED))
+			continue;
+		s->sender_pid = ep->addr.pid;
+		memcpy(s->sender_name, ep->name, MBX_NAME_MAX);
+		used = atomic_load(&h->nslots_used);
+		while (used < i + 1 &&
+		       !atomic_compare_exchange_weak(&h->nslots_used, &used, i + 1))
+			;
+		atomic_store_explicit(&s->state, MBX_SLOT_READY, memory_order_release);
+		p->rseg = h;
+		p->rseg_size = size;
+		p->tslot = s;
+		p->bulk_filled = atomic_load(&s->bulk_filled);
+		mbu_ring_prod_init(&p->prod, &s->ring, mbx_slot_ring(s), h->ring_size);
+		p->state = MBX_PEER_READY;
+		ep->stats.shm_peers++;
+		doorbell(h);
+		return 0;
+	}
+	MBX_WARN(FI_LOG_EP_DATA, "%s has no free slot (FI_MATCHBOX_SHM_PEERS)\n", p->name);
+	mbu_shm_unmap(m, size);
+	ret = -FI_ENOSPC;
+fail:
+	p->state = MBX_PEER_FAILED;
+	p->err = ret;
+	return ret;
+}
+
+/* ---- transmit side ---- */
+
+static struct mbx_tx *tx_alloc(struct mbx_ep *ep)
+{
+	struct mbx_tx *tx;
+
+	if (!ep->tx_nfree)
+		return NULL;
+	tx = &ep->txs[ep->tx_free[--ep->tx_nfree]];
+	tx->gen++;
+	tx->bounce = NULL;
+	return tx;
+}
+
+static void tx_free(struct mbx_ep *ep, struct mbx_tx *tx)
+{
+	if (tx->bounce)
+		mbu_pool_put(&ep->bounce_pool, tx->bounce);
+	tx->bounce = NULL;
+	tx->state = MBX_TX_FREE;
+	tx->gen++;
+	ep->tx_free[ep->tx_nfree++] = tx->idx;
+}
+
+static inline uint64_t tx_id(const struct mbx_tx *tx)
+{
+	return ((uint64_t)tx->gen << 32) | tx->idx;
+}
+
+static struct mbx_tx *tx_lookup(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)
+{
+	uint32_t idx = (uint32_t)id, gen = (uint32_t)(id >> 32);
+	struct mbx_tx *tx;
+
+	if (idx >= ep->tx_cap)
+		return NULL;
+	tx = &ep->txs[idx];
+	if (tx->gen != gen || tx->state == MBX_TX_FREE || tx->peer != p)
+		return NULL;
+	return tx;
+}
+
+/* Send completions: opflags carries FI_COMPLETION as "write a CQ entry". */
+static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
+{
+	if (err) {
+		if (ep->tx_cq)
+			mbx_cq_write_err(ep->tx_cq, tx->context, tx->flags, err, 0, 0,
+					 tx->tag, 0, NULL, FI_ADDR_NOTAVAIL);
+		mbx_cntr_inc_err(ep->tx_cntr);
+	} else {
+		if (ep->tx_cq && (tx->opflags & FI_COMPLETION))
+			mbx_cq_write(ep->tx_cq, tx->context, tx->flags, 0, NULL, 0, 0,
+				     FI_ADDR_NOTAVAIL);
+		mbx_cntr_inc(ep->tx_cntr);
+	}
+	tx_free(ep, tx);
+}
+
+static inline void fill_wire(struct mbx_wire *w, uint8_t op, uint8_t flags, uint64_t tag,
+			     uint64_t data, uint64_t size, uint64_t id)
+{
+	w->f.kind = MBX_FRAME_KIND;
+	w->magic = MBX_WIRE_MAGIC;
+	w->version = MBX_WIRE_VERSION;
+	w->op = op;
+	w->flags = flags;
+	w->iov_cnt = 0;
+	w->rsvd = 0;
+	w->rsvd2 = 0;
+	w->tag = tag;
+	w->data = data;
+	w->size = size;
+	w->id = id;
+}
+
+static void mark_pending(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	if (mbu_dlist_empty(&p->pend_link))
+		mbu_dlist_insert_tail(&p->pend_link, &ep->pending_peers);
+}
+
+static int ctrl_try(struct mbx_peer *p, uint8_t op, uint64_t id, uint64_t size,
+		    uint64_t data)
+{
+	struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, sizeof(*w));
+
+	if (!w)
+		return -FI_EAGAIN;
+	fill_wire(w, op, 0, 0, data, size, id);
+	mbu_ring_commit(&p->prod, &w->f);
+	doorbell(p->rseg);
+	return 0;
+}
+
+static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+		      uint64_t size, uint64_t data)
+{
+	struct mbx_ctrl *c;
+
+	if (mbx_peer_connect(ep, p))
+		return;	/* the peer is gone; nobody waits for this frame */
+	if (mbu_dlist_empty(&p->ctrlq) && !ctrl_try(p, op, id, size, data))
+		return;
+	c = mbu_pool_get(&ep->ctrl_pool);
+	if (!c) {
+		MBX_WARN(FI_LOG_EP_DATA, "out of memory queueing a control frame to %s\n",
+			 p->name);
+		return;
+	}
+	c->op = op;
+	c->id = id;
+	c->size = size;
+	c->data = data;
+	mbu_dlist_insert_tail(&c->link, &p->ctrlq);
+	mark_pending(ep, p);
+}
+
+/* Write a queued or deferred send into the ring; 0 when written. */
+static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
+{
+	struct mbx_peer *p = tx->peer;
+	struct mbx_wire *w;
+	size_t i;
+
+	if (tx->op == MBX_OP_EAGER) {
+		w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
+							(uint32_t)(sizeof(*w) + tx->size));
+		if (!w)
+			return -FI_EAGAIN;
+		fill_wire(w, MBX_OP_EAGER, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
+		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
+		mbu_ring_commit(&p->prod, &w->f);
+		doorbell(p->rseg);
+		ep->stats.eager_sent++;
+		if (tx->wflags & MBX_WF_ACKREQ)
+			tx->state = MBX_TX_WAIT;
+		else
+			tx_complete(ep, tx, 0);
+		return 0;
+	}
+	w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*w) +
+						tx->iov_cnt * sizeof(struct mbx_wire_iov)));
+	if (!w)
+		return -FI_EAGAIN;
+	fill_wire(w, MBX_OP_RTS, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
+	w->iov_cnt = (uint8_t)tx->iov_cnt;
+	for (i = 0; i < tx->iov_cnt; i++) {
+		struct mbx_wire_iov *wi = (struct mbx_wire_iov *)(w + 1) + i;
+
+		wi->addr = (uint64_t)(uintptr_t)tx->iov[i].iov_base;
+		wi->len = tx->iov[i].iov_len;
+	}
+	mbu_ring_commit(&p->prod, &w->f);
+	doorbell(p->rseg);
+	tx->state = MBX_TX_WAIT;
+	return 0;
+}
+
+ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov,
+		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,
+		       uint64_t cflags, uint64_t opflags, uint8_t wflags)
+{
+	bool dc = opflags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE);
+	struct mbx_tx *tx;
+	size_t i;
+	int ret;
+
+	if (__builtin_expect(p->state != MBX_PEER_READY, 0)) {
+		ret = mbx_peer_connect(ep, p);
+		if (ret)
+			return ret;
+	}
+	if (len <= ep->eager_limit && !dc && mbu_dlist_empty(&p->txq)) {
+		struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
+							(uint32_t)(sizeof(*w) + len));
+
+		if (__builtin_expect(w != NULL, 1)) {
+			fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
+			if (cnt == 1)
+				memcpy(w + 1, iov[0].iov_base, len);
+			else
+				mbx_copy_from_iov(w + 1, iov, cnt, 0, len);
+			mbu_ring_commit(&p->prod, &w->f);
+			doorbell(p->rseg);
+			ep->stats.eager_sent++;
+			if (ep->tx_cq && (opflags & FI_COMPLETION))
+				mbx_cq_write(ep->tx_cq, context, cflags, 0, NULL, 0, 0,
+					     FI_ADDR_NOTAVAIL);
+			mbx_cntr_inc(ep->tx_cntr);
+			return 0;
+		}
+		ep->stats.backpressure++;
+	}
+	tx = tx_alloc(ep);
+	if (!tx)
+		return -FI_EAGAIN;
+	tx->peer = p;
+	tx->context = context;
+	tx->flags = cflags;
+	tx->opflags = opflags;
+	tx->tag = tag;
+	tx->data = data;
+	tx->size = len;
+	tx->wflags = wflags | (dc ? MBX_WF_ACKREQ : 0);
+	tx->op = len <= ep->eager_limit ? MBX_OP_EAGER : MBX_OP_RTS;
+	if ((opflags & FI_INJECT) && tx->op == MBX_OP_EAGER) {
+		tx->bounce = mbu_pool_get(&ep->bounce_pool);
+		if (!tx->bounce) {
+			tx_free(ep, tx);
+			return -FI_EAGAIN;
+		}
+		mbx_copy_from_iov(tx->bounce, iov, cnt, 0, len);
+		tx->iov[0].iov_base = tx->bounce;
+		tx->iov[0].iov_len = len;
+		tx->iov_cnt = 1;
+	} else {
+		for (i = 0; i < cnt; i++)
+			tx->iov[i] = iov[i];
+		tx->iov_cnt = cnt;
+	}
+	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
+		return 0;
+	tx->state = MBX_TX_QUEUED;
+	mbu_dlist_insert_tail(&tx->link, &p->txq);
+	mark_pending(ep, p);
+	return 0;
+}
+
+static void flush_pending(struct mbx_ep *ep)
+{
+	struct mbu_dlist *it, *tmp;
+
+	mbu_dlist_foreach_safe(&ep->pending_peers, it, tmp) {
+		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, pend_link);
+
+		while (!mbu_dlist_empty(&p->ctrlq)) {
+			struct mbx_ctrl *c = mbu_container_of(p->ctrlq.next, struct mbx_ctrl, link);
+
+			if (ctrl_try(p, c->op, c->id, c->size, c->data))
+				break;
+			mbu_dlist_remove(&c->link);
+			mbu_pool_put(&ep->ctrl_pool, c);
+		}
+		while (mbu_dlist_empty(&p->ctrlq) && !mbu_dlist_empty(&p->txq)) {
+			struct mbx_tx *tx = mbu_container_of(p->txq.next, struct mbx_tx, link);
+
+			mbu_dlist_remove(&tx->link);
+			if (tx_write(ep, tx)) {
+				mbu_dlist_insert_head(&tx->link, &p->txq);
+				break;
+			}
+		}
+		if (mbu_dlist_empty(&p->txq) && mbu_dlist_empty(&p->ctrlq))
+			mbu_dlist_remove(&p->pend_link);
+	}
+}
+
+/* Sender half of the two-copy pipeline: fill free chunks of the peer's bulk
+ * area while it drains the ones already full. */
+static void stream_chunks(struct mbx_ep *ep)
+{
+	struct mbu_dlist *it, *tmp;
+
+	mbu_dlist_foreach_safe(&ep->streaming, it, tmp) {
+		struct mbx_tx *tx = mbu_container_of(it, struct mbx_tx, link);
+		struct mbx_peer *p = tx->peer;
+		struct mbx_seg_hdr *h = p->rseg;
+		uint64_t drained = atomic_load_explicit(&p->tslot->bulk_drained,
+							memory_order_acquire);
+		uint8_t *bulk = mbx_slot_bulk(h, p->tslot);
+		bool moved = false;
+
+		while (p->bulk_filled - drained < h->nchunks && tx->streamed < tx->want) {
+			size_t n = tx->want - tx->streamed;
+
+			if (n > h->chunk_size)
+				n = h->chunk_size;
+			mbx_copy_from_iov(bulk + (p->bulk_filled % h->nchunks) * h->chunk_size,
+					  tx->iov, tx->iov_cnt, tx->streamed, n);
+			tx->streamed += n;
+			p->bulk_filled++;
+			atomic_store_explicit(&p->tslot->bulk_filled, p->bulk_filled,
+					      memory_order_release);
+			moved = true;
+		}
+		if (moved)
+			doorbell(h);
+		if (tx->streamed == tx->want) {
+			mbu_dlist_remove(&tx->link);
+			tx->state = MBX_TX_WAIT;
+		}
+	}
+}
+
+/* ---- receive side ---- */
+
+static void rx_release(struct mbx_ep *ep, struct mbx_rx *rx)
+{
+	mbu_pool_put(&ep->rx_pool, rx);
+}
+
+void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf,
+		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra, size_t olen)
+{
+	uint64_t flags = rx->flags | extra;
+
+	if (olen) {
+		if (ep->rx_cq)
+			mbx_cq_write_err(ep->rx_cq, rx->context, flags, FI_ETRUNC, len, olen,
+					 tag, data, buf, src);
+		mbx_cntr_inc_err(ep->rx_cntr);
+		return;
+	}
+	if (ep->rx_cq && (rx->opflags & FI_COMPLETION))
+		mbx_cq_write(ep->rx_cq, rx->context, flags, len, buf, data, tag, src);
+	mbx_cntr_inc(ep->rx_cntr);
+}
+
+static void *rx_buf_ptr(const struct mbx_rx *rx)
+{
+	return rx->iov_cnt ? rx->iov[0].iov_base : NULL;
+}
+
+/* For a multi-receive buffer, carve out room for one message. Returns the
+ * receive that will carry it (a fresh entry for a large message) and whether
+ * the buffer is used up. */
+static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+			    size_t size, bool large, size_t *take, char **where,
+			    uint64_t *extra)
+{
+	size_t avail = rx->total - rx->mr_off;
+	struct mbx_rx *sub = rx;
+
+	*take = size < avail ? size : avail;
+	*where = (char *)rx->iov[0].iov_base + rx->mr_off;
+	*extra = 0;
+	if (large) {
+		sub = mbu_pool_get(&ep->rx_pool);
+		if (!sub)
+			return NULL;
+		*sub = *rx;
+		sub->multi = false;
+		sub->posted = false;
+		sub->iov[0].iov_base = *where;
+		sub->iov[0].iov_len = *take;
+		sub->iov_cnt = 1;
+		sub->total = *take;
+	}
+	rx->mr_off += *take;
+	if (rx->total - rx->mr_off < ep->min_multi_recv) {
+		*extra = FI_MULTI_RECV;
+		mbx_posted_remove(q, &rx->m);
+		rx->posted = false;
+		/* A small message's caller completes and frees the buffer's
+		 * entry; a large one carries on in `sub`. */
+		if (large)
+			rx_release(ep, rx);
+	}
+	return sub;
+}
+
+static void deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+			  const void *payload, size_t size, uint64_t tag, uint64_t data,
+			  uint8_t wflags, fi_addr_t src)
+{
+	uint64_t cqd = (wflags & MBX_WF_CQDATA) ? FI_REMOTE_CQ_DATA : 0;
+	size_t take;
+
+	if (rx->multi) {
+		char *where;
+		uint64_t extra;
+
+		carve(ep, q, rx, size, false, &take, &where, &extra);
+		memcpy(where, payload, take);
+		mbx_rx_complete(ep, rx, take, where, tag, data, src, cqd | extra, size - take);
+		if (extra)
+			rx_release(ep, rx);
+		return;
+	}
+	take = size < rx->total ? size : rx->total;
+	mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
+	if (rx->posted) {
+		mbx_posted_remove(q, &rx->m);
+		rx->posted = false;
+	}
+	mbx_rx_complete(ep, rx, take, rx_buf_ptr(rx), tag, data, src, cqd, size - take);
+	rx_release(ep, rx);
+}
+
+static int cma_pull(pid_t pid, const struct iovec *liov, size_t lcnt,
+		    const struct mbx_wire_iov *riov, size_t rcnt, size_t take)
+{
+	size_t li = 0, ri = 0, loff = 0, roff = 0, done = 0;
+
+	while (done < take) {
+		struct iovec l, r;
+		size_t n;
+		ssize_t got;
+
+		while (li < lcnt && loff == liov[li].iov_len)
+			li++, loff = 0;
+		while (ri < rcnt && roff == riov[ri].len)
+			ri++, roff = 0;
+		if (li == lcnt || ri == rcnt)
+			return -FI_EIO;
+		n = liov[li].iov_len - loff;
+		if (n > riov[ri].len - roff)
+			n = riov[ri].len - roff;
+		if (n > take - done)
+			n = take - done;
+		l.iov_base = (char *)liov[li].iov_base + loff;
+		l.iov_len = n;
+		r.iov_base = (void *)(uintptr_t)(riov[ri].addr + roff);
+		r.iov_len = n;
+		got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (got <= 0)
+			return got < 0 ? -errno : -FI_EIO;
+		loff += (size_t)got;
+		roff += (size_t)got;
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_rx *rx;
+	struct mbx_slot *s;
+
+	if (p->cts_active || mbu_dlist_empty(&p->cts_wait))
+		return;
+	rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait), struct mbx_rx, link);
+	s = ep->rxslots[p->rxslot].slot;
+	rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
+	rx->copied = 0;
+	p->cts_active = rx;
+	mbu_dlist_insert_tail(&rx->link, &ep->draining);
+	send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, rx->bulk_base);
+}
+
+static void large_done(struct mbx_ep *ep, struct mbx_rx *rx)
+{
+	uint64_t cqd = (rx->msg_wflags & MBX_WF_CQDATA) ? FI_REMOTE_CQ_DATA : 0;
+
+	send_ctrl(ep, rx->peer, MBX_OP_FIN, rx->msg_id, rx->take, 0);
+	mbx_rx_complete(ep, rx, rx->take, rx->cbuf, rx->msg_tag, rx->msg_data, rx->msg_src,
+			cqd | rx->cflags, rx->msg_size - rx->take);
+	rx_release(ep, rx);
+}
+
+/* A large message has matched `rx` (already out of the posted queue). */
+static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+			struct mbx_peer *p, fi_addr_t src, uint64_t tag, uint64_t data,
+			uint64_t size, uint64_t id, uint8_t wflags,
+			const struct mbx_wire_iov *riov, size_t rcnt)
+{
+	bool use_cma;
+
+	if (rx->multi) {
+		size_t take;
+		char *where;
+		uint64_t extra;
+		struct mbx_rx *sub = carve(ep, q, rx, size, true, &take, &where, &extra);
+
+		if (!sub) {
+			MBX_WARN(FI_LOG_EP_DATA, "no receive entry for a large message\n");
+			send_ctrl(ep, p, MBX_OP_FIN, id, 0, 0);
+			return;
+		}
+		rx = sub;
+		rx->cflags = extra;
+		rx->cbuf = where;
+	} else {
+		if (rx->posted) {
+			mbx_posted_remove(q, &rx->m);
+			rx->posted = false;
+		}
+		rx->cflags = 0;
+		rx->cbuf = rx_buf_ptr(rx);
+	}
+	rx->peer = p;
+	rx->msg_src = src;
+	rx->msg_tag = tag;
+	rx->msg_data = data;
+	rx->msg_id = id;
+	rx->msg_wflags = wflags;
+	rx->msg_size = size;
+	rx->take = size < rx->total ? size : rx->total;
+	if (!rx->take) {
+		large_done(ep, rx);
+		return;
+	}
+	use_cma = p->cma_ok && (mbx_param.large_proto == MBX_LARGE_CMA ||
+				(mbx_param.large_proto == MBX_LARGE_AUTO &&
+				 size < mbx_param.copy_min));
+	if (use_cma) {
+		int ret = cma_pull(p->addr.pid, rx->iov, rx->iov_cnt, riov, rcnt, rx->take);
+
+		if (!ret) {
+			ep->stats.rdv_cma++;
+			large_done(ep, rx);
+			return;
+		}
+		p->cma_ok = false;
+		MBX_WARN(FI_LOG_EP_DATA, "CMA from pid %d refused (%s); using the two-copy path\n",
+			 p->addr.pid, strerror(-ret));
+	}
+	ep->stats.rdv_copy++;
+	mbu_dlist_insert_tail(&rx->link, &p->cts_wait);
+	cts_activate(ep, p);
+}
+
+/* Receiver half of the two-copy pipeline. */
+static void drain_chunks(struct mbx_ep *ep)
+{
+	struct mbu_dlist *it, *tmp;
+
+	mbu_dlist_foreach_safe(&ep->draining, it, tmp) {
+		struct mbx_rx *rx = mbu_container_of(it, struct mbx_rx, link);
+		struct mbx_peer *p = rx->peer;
+		struct mbx_slot *s = ep->rxslots[p->rxslot].slot;
+		struct mbx_seg_hdr *h = ep->seg;
+		uint64_t filled = atomic_load_explicit(&s->bulk_filled, memory_order_acquire);
+		uint64_t drained = rx->bulk_base + (rx->copied + h->chunk_size - 1) / h->chunk_size;
+		uint8_t *bulk = mbx_slot_bulk(h, s);
+		bool moved = false;
+
+		if (filled - rx->bulk_base > h->nchunks + (rx->take + h->chunk_size - 1) /
+		    h->chunk_size) {
+			MBX_WARN(FI_LOG_EP_DATA, "peer %s overran its bulk area\n", p->name);
+			ep->stats.bad_frames++;
+		}
+		while (drained < filled && rx->copied < rx->take) {
+			size_t n = rx->take - rx->copied;
+
+			if (n > h->chunk_size)
+				n = h->chunk_size;
+			mbx_copy_to_iov(rx->iov, rx->iov_cnt, rx->copied,
+					bulk + (drained % h->nchunks) * h->chunk_size, n);
+			rx->copied += n;
+			drained++;
+			atomic_store_explicit(&s->bulk_drained, drained, memory_order_release);
+			moved = true;
+		}
+		if (moved && p->rseg)
+			doorbell(p->rseg);
+		if (rx->copied == rx->take) {
+			mbu_dlist_remove(&rx->link);
+			p->cts_active = NULL;
+			large_done(ep, rx);
+			cts_activate(ep, p);
+		}
+	}
+}
+
+static int ux_class(size_t size)
+{
+	int c = 0;
+
+	while (c < MBX_UX_CLASSES && ((size_t)256 << (2 * c)) < size)
+		c++;
+	return c;
+}
+
+void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux)
+{
+	if (ux->buf) {
+		if (ux->cls < MBX_UX_CLASSES)
+			mbu_pool_put(&ep->ux_buf[ux->cls], ux->buf);
+		else
+			free(ux->buf);
+		ep->ux_bytes -= ux->size;
+	}
+	mbu_pool_put(&ep->ux_pool, ux);
+}
+
+/* Drop an unexpected message nobody will receive (FI_DISCARD): a large one
+ * still has to release its sender. */
+void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux)
+{
+	if (ux->op == MBX_OP_RTS)
+		send_ctrl(ep, ux->peer, MBX_OP_FIN, ux->id, 0, 0);
+	else if (ux->wflags & MBX_WF_ACKREQ)
+		send_ctrl(ep, ux->peer, MBX_OP_ACK, ux->id, 0, 0);
+	mbx_ux_free(ep, ux);
+}
+
+void mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
+{
+	struct mbx_posted *q = ux->tagged ? &ep->tposted : &ep->mposted;
+
+	if (ux->op == MBX_OP_EAGER) {
+		if (ux->wflags & MBX_WF_ACKREQ)
+			send_ctrl(ep, ux->peer, MBX_OP_ACK, ux->id, 0, 0);
+		deliver_eager(ep, q, rx, ux->buf, ux->size, ux->tag, ux->data, ux->wflags,
+			      ux->src);
+	} else {
+		start_large(ep, q, rx, ux->peer, ux->src, ux->tag, ux->data, ux->size, ux->id,
+			    ux->wflags, ux->riov, ux->riov_cnt);
+	}
+	mbx_ux_free(ep, ux);
+}
+
+/* Receives posted while messages wait: take the oldest that matches. For a
+ * multi-receive buffer keep taking until the buffer is used up. */
+void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
+{
+	struct mbx_unexp *uq = (rx->flags & FI_TAGGED) ? &ep->tunexp : &ep->munexp;
+	struct mbx_posted *pq = (rx->flags & FI_TAGGED) ? &ep->tposted : &ep->mposted;
+	struct mbx_mentry *m;
+
+	for (;;) {
+		struct mbx_ux *ux;
+
+		m = mbx_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore);
+		if (!m)
+			break;
+		ux = mbu_container_of(m, struct mbx_ux, m);
+		mbx_unexp_remove(uq, m);
+		if (!rx->multi) {
+			mbx_deliver_ux(ep, rx, ux);
+			return;
+		}
+		/* A multi-receive must sit in the posted queue while it is
+		 * carved, so that carve() can retire it. */
+		if (!rx->posted) {
+			if (mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
+				mbx_unexp_insert(uq, m, ux->src, ux->tag);
+				break;
+			}
+			rx->posted = true;
+		}
+		mbx_deliver_ux(ep, rx, ux);
+		if (!rx->posted)
+			return;	/* used up and released */
+	}
+	if (!rx->posted) {
+		if (mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
+			mbx_rx_complete(ep, rx, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL, 0, 0);
+			MBX_WARN(FI_LOG_EP_DATA, "out of memory posting a receive\n");
+			rx_release(ep, rx);
+			return;
+		}
+		rx->posted = true;
+	}
+}
+
+static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
+{
+	const struct mbx_wire *w = (const struct mbx_wire *)f;
+
+	if (f->kind != MBX_FRAME_KIND || f->len < sizeof(*w))
+		return false;
+	if (w->magic != MBX_WIRE_MAGIC || w->version != MBX_WIRE_VERSION)
+		return false;
+	switch (w->op) {
+	case MBX_OP_EAGER:
+		if (f->len != sizeof(*w) + w->size)
+			return false;
+		break;
+	case MBX_OP_RTS: {
+		const struct mbx_wire_iov *wi = (const struct mbx_wire_iov *)(w + 1);
+		uint64_t sum = 0;
+		int i;
+
+		if (!w->iov_cnt || w->iov_cnt > MBX_IOV_LIMIT ||
+		    f->len != sizeof(*w) + w->iov_cnt * sizeof(*wi))
+			return false;
+		for (i = 0; i < w->iov_cnt; i++) {
+			if (wi[i].len > MBX_MAX_MSG_SIZE)
+				return false;
+			sum += wi[i].len;
+		}
+		if (sum != w->size || w->size > MBX_MAX_MSG_SIZE)
+			return false;
+		break;
+	}
+	case MBX_OP_CTS:
+	case MBX_OP_FIN:
+	case MBX_OP_ACK:
+		if (f->len != sizeof(*w))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	*out = w;
+	return true;
+}
+
+static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	struct mbx_tx *tx = tx_lookup(ep, p, w->id);
+
+	if (!tx) {
+		MBX_WARN(FI_LOG_EP_DATA, "reply op %u from %s names no send of ours\n", w->op,
+			 p->name);
+		ep->stats.bad_frames++;
+		return;
+	}
+	switch (w->op) {
+	case MBX_OP_CTS:
+		if (tx->op != MBX_OP_RTS || tx->state != MBX_TX_WAIT ||
+		    w->data != p->bulk_filled || w->size > tx->size) {
+			MBX_WARN(FI_LOG_EP_DATA, "unexpected CTS from %s\n", p->name);
+			ep->stats.bad_frames++;
+			return;
+		}
+		tx->want = w->size;
+		tx->streamed = 0;
+		tx->state = MBX_TX_STREAM;
+		mbu_dlist_insert_tail(&tx->link, &ep->streaming);
+		stream_chunks(ep);
+		break;
+	case MBX_OP_FIN:
+	case MBX_OP_ACK:
+		if (tx->state != MBX_TX_WAIT) {
+			MBX_WARN(FI_LOG_EP_DATA, "early completion from %s\n", p->name);
+			ep->stats.bad_frames++;
+			return;
+		}
+		tx_complete(ep, tx, 0);
+		break;
+	}
+}
+
+/* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
+static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	bool tagged = w->flags & MBX_WF_TAGGED;
+	struct mbx_posted *pq = tagged ? &ep->tposted : &ep->mposted;
+	struct mbx_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
+	uint64_t tag = tagged ? w->tag : 0;
+	struct mbx_mentry *m;
+	struct mbx_ux *ux;
+	fi_addr_t src;
+
+	if (w->op >= MBX_OP_CTS) {
+		handle_reply(ep, p, w);
+		return 1;
+	}
+	src = peer_fiaddr(ep, p);
+	m = mbx_posted_match(pq, src, tag);
+	if (m) {
+		struct mbx_rx *rx = mbu_container_of(m, struct mbx_rx, m);
+
+		if (w->op == MBX_OP_EAGER) {
+			if (w->flags & MBX_WF_ACKREQ)
+				send_ctrl(ep, p, MBX_OP_ACK, w->id, 0, 0);
+			deliver_eager(ep, pq, rx, w + 1, w->size, tag, w->data, w->flags, src);
+		} else {
+			start_large(ep, pq, rx, p, src, tag, w->data, w->size, w->id, w->flags,
+				    (const struct mbx_wire_iov *)(w + 1), w->iov_cnt);
+		}
+		return 1;
+	}
+	if (w->op == MBX_OP_EAGER && w->size &&
+	    ep->ux_bytes + w->size > mbx_param.unexp_max)
+		return 0;
+	ux = mbu_pool_get(&ep->ux_pool);
+	if (!ux)
+		return 0;
+	ux->peer = p;
+	ux->src = src;
+	ux->op = w->op;
+	ux->wflags = w->flags;
+	ux->tag = tag;
+	ux->data = w->data;
+	ux->size = w->size;
+	ux->id = w->id;
+	ux->tagged = tagged;
+	ux->buf = NULL;
+	ux->riov_cnt = 0;
+	if (w->op == MBX_OP_EAGER && w->size) {
+		ux->cls = ux_class(w->size);
+		ux->buf = ux->cls < MBX_UX_CLASSES ? mbu_pool_get(&ep->ux_buf[ux->cls])
+						   : malloc(w->size);
+		if (!ux->buf) {
+			mbu_pool_put(&ep->ux_pool, ux);
+			return 0;
+		}
+		memcpy(ux->buf, w + 1, w->size);
+		ep->ux_bytes += w->size;
+	} else if (w->op == MBX_OP_RTS) {
+		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
+		ux->riov_cnt = w->iov_cnt;
+	}
+	if (mbx_unexp_insert(uq, &ux->m, src, tag)) {
+		ux->size = ux->buf ? ux->size : 0;
+		mbx_ux_free(ep, ux);
+		return 0;
+	}
+	ep->stats.unexpected++;
+	return 1;
+}
+
+static bool sender_ok(struct mbx_ep *ep, struct mbx_slot *s, struct mbx_addr *a)
+{
+	char name[MBX_NAME_MAX];
+
+	memcpy(name, s->sender_name, sizeof(name));
+	name[MBX_NAME_MAX - 1] = '\0';
+	if (mbx_parse_addr(name, sizeof(name), a))
+		return false;
+	return a->job == ep->addr.job && a->uid == ep->addr.uid &&
+	       a->host == ep->addr.host && a->pid == s->sender_pid;
+}
+
+static void discover_slots(struct mbx_ep *ep)
+{
+	uint32_t used = atomic_load_explicit(&ep->seg->nslots_used, memory_order_acquire);
+	uint32_t i;
+
+	if (used > ep->seg->nslots)
+		used = ep->seg->nslots;
+	for (i = ep->nrx; i < used; i++) {
+		struct mbx_rxslot *r = &ep->rxslots[i];
+		struct mbx_slot *s = mbx_seg_slot(ep->seg, i);
+		struct mbx_addr a;
+
+		if (r->slot)
+			continue;
+		if (atomic_load_explicit(&s->state, memory_order_acquire) != MBX_SLOT_READY)
+			break;	/* its owner is still filling it in; look again later */
+		r->slot = s;
+		mbu_ring_cons_init(&r->cons, &s->ring, mbx_slot_ring(s), ep->seg->ring_size);
+		if (!sender_ok(ep, s, &a) || !(r->peer = mbx_peer_get(ep, &a))) {
+			MBX_WARN(FI_LOG_EP_DATA, "ignoring slot %u: sender not of this job\n", i);
+			ep->stats.bad_frames++;
+			r->corrupt = true;
+		} else {
+			r->peer->rxslot = (int)i;
+		}
+		ep->nrx = i + 1;
+	}
+}
+
+static void drain_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
+{
+	int budget = DRAIN_BUDGET;
+	struct mbu_frame *f;
+	int st;
+
+	while (budget-- > 0 && (st = mbu_ring_peek(&r->cons, &f)) != MBU_RING_EMPTY) {
+		const struct mbx_wire *w;
+
+		if (st == MBU_RING_CORRUPT) {
+			MBX_WARN(FI_LOG_EP_DATA, "ring from %s is corrupt; ignoring that peer\n",
+				 r->peer->name);
+			ep->stats.bad_frames++;
+			r->corrupt = true;
+			return;
+		}
+		if (!frame_ok(f, &w)) {
+			ep->stats.bad_frames++;
+			MBX_WARN(FI_LOG_EP_DATA, "dropped a malformed frame from %s\n",
+				 r->peer->name);
+			mbu_ring_consume(&r->cons, f);
+			continue;
+		}
+		if (!handle_frame(ep, r->peer, w))
+			return;
+		mbu_ring_consume(&r->cons, f);
+	}
+}
+
+static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	size_t i;
+
+	MBX_WARN(FI_LOG_EP_DATA, "peer %s (pid %d) is gone; failing its operations\n",
+		 p->name, p->addr.pid);
+	p->state = MBX_PEER_FAILED;
+	p->err = -FI_EHOSTUNREACH;
+	for (i = 0; i < ep->tx_cap; i++) {
+		struct mbx_tx *tx = &ep->txs[i];
+
+		if (tx->state == MBX_TX_FREE || tx->peer != p)
+			continue;
+		if (tx->state == MBX_TX_QUEUED || tx->state == MBX_TX_STREAM)
+			mbu_dlist_remove(&tx->link);
+		tx_complete(ep, tx, FI_EHOSTUNREACH);
+	}
+	if (p->cts_active) {
+		struct mbx_rx *rx = p->cts_active;
+
+		mbu_dlist_remove(&rx->link);
+		if (ep->rx_cq)
+			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, rx->copied,
+					 0, rx->msg_tag, 0, NULL, rx->msg_src);
+		mbx_cntr_inc_err(ep->rx_cntr);
+		rx_release(ep, rx);
+		p->cts_active = NULL;
+	}
+	while (!mbu_dlist_empty(&p->cts_wait)) {
+		struct mbx_rx *rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait),
+						     struct mbx_rx, link);
+
+		if (ep->rx_cq)
+			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, 0, 0,
+					 rx->msg_tag, 0, NULL, rx->msg_src);
+		mbx_cntr_inc_err(ep->rx_cntr);
+		rx_release(ep, rx);
+	}
+	while (!mbu_dlist_empty(&p->ctrlq))
+		mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
+							      struct mbx_ctrl, link));
+	if (!mbu_dlist_empty(&p->pend_link))
+		mbu_dlist_remove(&p->pend_link);
+}
+
+/* A dead peer must turn into error completions, not a hang: now and then,
+ * when work is outstanding, look whether its process still exists. */
+static void check_liveness(struct mbx_ep *ep)
+{
+	uint64_t now = mbu_now_ns();
+	struct mbu_dlist *it;
+
+	if (now - ep->last_liveness_ns < 100000000ULL)
+		return;
+	ep->last_liveness_ns = now;
+	if (ep->tx_nfree == ep->tx_cap && mbu_dlist_empty(&ep->draining))
+		return;
+	mbu_dlist_foreach(&ep->peer_list, it) {
+		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
+
+		if (p->state == MBX_PEER_FAILED)
+			continue;
+		if (kill(p->addr.pid, 0) && errno == ESRCH)
+			fail_peer(ep, p);
+	}
+}
+
+void mbx_ep_progress(struct mbx_ep *ep)
+{
+	uint32_t i, n;
+
+	if (__builtin_expect(!ep->enabled, 0))
+		return;
+	if (atomic_load_explicit(&ep->seg->nslots_used, memory_order_relaxed) > ep->nrx)
+		discover_slots(ep);
+	n = ep->nrx;
+	for (i = 0; i < n; i++) {
+		struct mbx_rxslot *r = &ep->rxslots[i];
+
+		if (r->slot && !r->corrupt)
+			drain_slot(ep, r);
+	}
+	if (!mbu_dlist_empty(&ep->pending_peers))
+		flush_pending(ep);
+	if (!mbu_dlist_empty(&ep->streaming))
+		stream_chunks(ep);
+	if (!mbu_dlist_empty(&ep->draining))
+		drain_chunks(ep);
+	if (!(++ep->progress_ticks & 1023))
+		check_liveness(ep);
+}
+
+static bool work_visible(struct mbx_ep *ep)
+{
+	uint32_t i;
+
+	if (atomic_load(&ep->seg->nslots_used) > ep->nrx)
+		return true;
+	if (!mbu_dlist_empty(&ep->pending_peers) || !mbu_dlist_empty(&ep->streaming))
+		return true;
+	for (i = 0; i < ep->nrx; i++) {
+		struct mbx_rxslot *r = &ep->rxslots[i];
+		struct mbu_frame *f;
+
+		if (r->slot && !r->corrupt && mbu_ring_peek(&r->cons, &f) != MBU_RING_EMPTY)
+			return true;
+	}
+	return false;
+}
+
+/* Called with the domain lock held; drops it while asleep. */
+void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns)
+{
+	struct mbx_seg_hdr *h = ep->seg;
+	uint32_t v;
+
+	if (!h)
+		return;
+	atomic_fetch_add(&h->sleepers, 1);
+	v = atomic_load(&h->doorbell);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!work_visible(ep)) {
+		mbx_unlock(ep->dom);
+		mbu_futex_wait(&h->doorbell, v, timeout_ns);
+		mbx_lock(ep->dom);
+	}
+	atomic_fetch_sub(&h->sleepers, 1);
+	check_liveness(ep);
+}
+
+void mbx_ep_fini_wire(struct mbx_ep *ep)
+{
+	struct mbu_dlist *it;
+	size_t i;
+
+	for (i = 0; i < ep->tx_cap; i++) {
+		struct mbx_tx *tx = &ep->txs[i];
+
+		if (tx->bounce)
+			mbu_pool_put(&ep->bounce_pool, tx->bounce);
+		tx->bounce = NULL;
+	}
+	while ((it = mbu_dlist_pop(&ep->peer_list))) {
+		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
+
+		while (!mbu_dlist_empty(&p->ctrlq))
+			mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
+								      struct mbx_ctrl, link));
+		while (!mbu_dlist_empty(&p->cts_wait))
+			mbu_pool_put(&ep->rx_pool, mbu_container_of(mbu_dlist_pop(&p->cts_wait),
+								    struct mbx_rx, link));
+		if (p->cts_active)
+			mbu_pool_put(&ep->rx_pool, p->cts_active);
+		if (p->rseg)
+			mbu_shm_unmap(p->rseg, p->rseg_size);
+		free(p);
+	}
+}

@@ -1,0 +1,126 @@
+/* Wire format of the shm wire: what one matchbox endpoint writes into
+ * another's segment. A segment belongs to one receiving endpoint; it holds a
+ * header and `nslots` slots, and each sending endpoint on the node claims one
+ * slot, which gives it a frame ring and a bulk area of `nchunks` chunks for
+ * the pipelined two-copy protocol.
+ *
+ * Protocols, chosen per message by size:
+ *  - EAGER (size <= eager limit): header and payload in one frame.
+ *  - RTS (larger): the sender describes its buffer (iovs in its own address
+ *    space) and waits. After the match the receiver either pulls the data
+ *    with process_vm_readv (CMA, one copy on the receiver's core) or answers
+ *    CTS, after which the sender copies chunks into the bulk area while the
+ *    receiver copies them out (two copies, both cores busy). FIN tells the
+ *    sender its buffer is free and the data delivered.
+ *  - ACK answers an eager send that asked for delivery completion.
+ *
+ * Version 1. Nothing has been retired yet; a retired field or op keeps its
+ * number and gets a comment here. */
+#ifndef MBX_PROTO_H
+#define MBX_PROTO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "mbu_ring.h"
+
+#define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
+#define MBX_SEG_VERSION	1u
+#define MBX_WIRE_MAGIC	0x6d62u
+#define MBX_WIRE_VERSION 1u
+#define MBX_FRAME_KIND	1u
+#define MBX_NAME_MAX	64
+#define MBX_ADDR_LEN	51	/* "mbx://" + 5 x 8 hex digits + 4 ':' + NUL */
+#define MBX_IOV_LIMIT	8
+
+/* An endpoint's identity; its text form is the FI_ADDR_STR address
+ * "mbx://HOST:UID:PID:EP:JOB", each field 8 hex digits, so every address
+ * is exactly MBX_ADDR_LEN bytes with its NUL. */
+struct mbx_addr {
+	uint32_t host;		/* hash of the host name */
+	uint32_t uid;
+	int32_t pid;
+	uint32_t ep;
+	uint32_t job;		/* hash of the job key: jobs never mix */
+};
+
+enum mbx_wire_op {
+	MBX_OP_EAGER = 1,
+	MBX_OP_RTS = 2,
+	MBX_OP_CTS = 3,
+	MBX_OP_FIN = 4,
+	MBX_OP_ACK = 5,
+	MBX_OP_MAX
+};
+
+enum mbx_wire_flags {
+	MBX_WF_TAGGED = 1 << 0,
+	MBX_WF_CQDATA = 1 << 1,
+	MBX_WF_ACKREQ = 1 << 2,	/* eager: answer with ACK after placement */
+};
+
+struct mbx_wire {
+	struct mbu_frame f;
+	uint16_t magic;
+	uint8_t version;
+	uint8_t op;
+	uint8_t flags;
+	uint8_t iov_cnt;	/* RTS: number of mbx_wire_iov after the header */
+	uint16_t rsvd;
+	uint32_t rsvd2;
+	uint64_t tag;
+	uint64_t data;		/* CQ data; CTS: first bulk chunk number */
+	uint64_t size;		/* message bytes; CTS: bytes wanted; FIN: bytes taken */
+	uint64_t id;		/* sender's operation id, echoed in CTS/FIN/ACK */
+};
+
+struct mbx_wire_iov {
+	uint64_t addr;
+	uint64_t len;
+};
+
+enum mbx_slot_state { MBX_SLOT_FREE = 0, MBX_SLOT_CLAIMED = 1, MBX_SLOT_READY = 2 };
+
+struct mbx_slot {
+	_Alignas(64) _Atomic uint32_t state;
+	int32_t sender_pid;
+	char sender_name[MBX_NAME_MAX];
+	_Alignas(64) _Atomic uint64_t bulk_filled;	/* written by the sender */
+	_Alignas(64) _Atomic uint64_t bulk_drained;	/* written by the receiver */
+	struct mbu_ring_shared ring;
+	/* ring data (ring_size bytes), then bulk (nchunks * chunk_size) */
+};
+
+struct mbx_seg_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nslots;
+	uint64_t slot_size;
+	uint64_t ring_size;
+	uint64_t chunk_size;
+	uint32_t nchunks;
+	int32_t pid;
+	_Alignas(64) _Atomic uint32_t doorbell;
+	_Atomic uint32_t sleepers;
+	_Alignas(64) _Atomic uint32_t nslots_used;
+};
+
+#define MBX_SEG_HDR_SIZE 4096u
+#define MBX_SLOT_HDR_SIZE ((sizeof(struct mbx_slot) + 63) & ~(size_t)63)
+
+static inline struct mbx_slot *mbx_seg_slot(struct mbx_seg_hdr *h, uint32_t i)
+{
+	return (struct mbx_slot *)((char *)h + MBX_SEG_HDR_SIZE + (size_t)i * h->slot_size);
+}
+
+static inline uint8_t *mbx_slot_ring(struct mbx_slot *s)
+{
+	return (uint8_t *)s + MBX_SLOT_HDR_SIZE;
+}
+
+static inline uint8_t *mbx_slot_bulk(struct mbx_seg_hdr *h, struct mbx_slot *s)
+{
+	return mbx_slot_ring(s) + h->ring_size;
+}
+
+#endif

@@ -1,0 +1,194 @@
+/* Unit tests for the matcher: libfabric matching rules, ordering, wildcards,
+ * and a randomized comparison against a brute-force reference model. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "mbx_match.h"
+
+static struct mbx_posted pq;
+static struct mbx_unexp uq;
+
+static void setup(void)
+{
+	cr_assert_eq(mbx_posted_init(&pq), 0);
+	cr_assert_eq(mbx_unexp_init(&uq), 0);
+}
+
+static void teardown(void)
+{
+	mbx_posted_fini(&pq);
+	mbx_unexp_fini(&uq);
+}
+
+TestSuite(match, .init = setup, .fini = teardown, .timeout = 30);
+
+Test(match, exact_fifo)
+{
+	struct mbx_mentry e[3];
+
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(mbx_posted_insert(&pq, &e[i], 1, 7, 0), 0);
+	cr_assert_null(mbx_posted_match(&pq, 2, 7));
+	cr_assert_null(mbx_posted_match(&pq, 1, 8));
+	for (int i = 0; i < 3; i++) {
+		struct mbx_mentry *m = mbx_posted_match(&pq, 1, 7);
+
+		cr_assert_eq(m, &e[i]);
+		mbx_posted_remove(&pq, m);
+	}
+	cr_assert_null(mbx_posted_match(&pq, 1, 7));
+	cr_assert_eq(pq.count, 0);
+}
+
+Test(match, earliest_posted_wins_across_shapes)
+{
+	struct mbx_mentry any_tag, exact, anysrc, wild;
+
+	cr_assert_eq(mbx_posted_insert(&pq, &any_tag, 3, 0, ~0ULL), 0);
+	cr_assert_eq(mbx_posted_insert(&pq, &exact, 3, 5, 0), 0);
+	cr_assert_eq(mbx_posted_insert(&pq, &anysrc, MBX_SRC_ANY, 5, 0), 0);
+	cr_assert_eq(mbx_posted_insert(&pq, &wild, MBX_SRC_ANY, 0, ~0ULL), 0);
+	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &any_tag);
+	mbx_posted_remove(&pq, &any_tag);
+	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &exact);
+	mbx_posted_remove(&pq, &exact);
+	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &anysrc);
+	cr_assert_eq(mbx_posted_match(&pq, 4, 6), &wild);
+	mbx_posted_remove(&pq, &anysrc);
+	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &wild);
+}
+
+Test(match, ignore_bits)
+{
+	struct mbx_mentry e;
+
+	/* Match anything whose low 16 bits are 0x1234. */
+	cr_assert_eq(mbx_posted_insert(&pq, &e, 9, 0xabcd1234, 0xffffffffffff0000ULL), 0);
+	cr_assert_eq(mbx_posted_match(&pq, 9, 0x1234), &e);
+	cr_assert_eq(mbx_posted_match(&pq, 9, 0x77771234), &e);
+	cr_assert_null(mbx_posted_match(&pq, 9, 0x1235));
+	cr_assert_null(mbx_posted_match(&pq, 8, 0x1234));
+}
+
+Test(match, unexpected_all_shapes)
+{
+	struct mbx_mentry m[4];
+
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[0], 1, 10), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[1], 2, 10), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[2], 1, 11), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[3], 2, 12), 0);
+	cr_assert_eq(mbx_unexp_match(&uq, 2, 10, 0), &m[1]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[0]);
+	cr_assert_eq(mbx_unexp_match(&uq, 2, 0, ~0ULL), &m[1]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 12, 0), &m[3]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 0, ~0ULL), &m[0]);
+	cr_assert_null(mbx_unexp_match(&uq, 3, 0, ~0ULL));
+	mbx_unexp_remove(&uq, &m[0]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[1]);
+	cr_assert_eq(mbx_unexp_match(&uq, 1, 0, ~0ULL), &m[2]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 0, ~0ULL), &m[1]);
+	cr_assert_eq(uq.count, 3);
+}
+
+/* Reference model: arrays scanned linearly, in order. */
+struct ref {
+	uint64_t src, tag, ignore;
+	int live;
+};
+
+#define NREF 4000
+
+Test(match, random_posted_against_reference, .timeout = 60)
+{
+	static struct mbx_mentry e[NREF];
+	static struct ref r[NREF];
+	int n = 0;
+
+	srand(1234);
+	for (int step = 0; step < 20000; step++) {
+		if (n < NREF && rand() % 2) {
+			uint64_t src = rand() % 4 == 0 ? MBX_SRC_ANY : (uint64_t)(rand() % 8);
+			uint64_t ign = rand() % 4 == 0 ? 0xf0 : 0;
+			uint64_t tag = rand() % 32;
+
+			cr_assert_eq(mbx_posted_insert(&pq, &e[n], src, tag, ign), 0);
+			r[n] = (struct ref){ src, tag, ign, 1 };
+			n++;
+		} else {
+			uint64_t src = rand() % 8, tag = rand() % 32;
+			struct mbx_mentry *got = mbx_posted_match(&pq, src, tag);
+			int want = -1;
+
+			for (int i = 0; i < n; i++) {
+				if (r[i].live && (r[i].src == MBX_SRC_ANY || r[i].src == src) &&
+				    (tag & ~r[i].ignore) == (r[i].tag & ~r[i].ignore)) {
+					want = i;
+					break;
+				}
+			}
+			if (want < 0) {
+				cr_assert_null(got, "step %d: matched when reference has none", step);
+			} else {
+				cr_assert_eq(got, &e[want], "step %d: wrong entry", step);
+				mbx_posted_remove(&pq, got);
+				r[want].live = 0;
+			}
+		}
+	}
+}
+
+Test(match, random_unexpected_against_reference, .timeout = 60)
+{
+	static struct mbx_mentry e[NREF];
+	static struct ref r[NREF];
+	int n = 0;
+
+	srand(99);
+	for (int step = 0; step < 20000; step++) {
+		if (n < NREF && rand() % 2) {
+			uint64_t src = rand() % 8, tag = rand() % 64;
+
+			cr_assert_eq(mbx_unexp_insert(&uq, &e[n], src, tag), 0);
+			r[n] = (struct ref){ src, tag, 0, 1 };
+			n++;
+		} else {
+			uint64_t src = rand() % 3 == 0 ? MBX_SRC_ANY : (uint64_t)(rand() % 8);
+			uint64_t ign = rand() % 3 == 0 ? 0x30 : 0;
+			uint64_t tag = rand() % 64;
+			struct mbx_mentry *got = mbx_unexp_match(&uq, src, tag, ign);
+			int want = -1;
+
+			for (int i = 0; i < n; i++) {
+				if (r[i].live && (src == MBX_SRC_ANY || r[i].src == src) &&
+				    (r[i].tag & ~ign) == (tag & ~ign)) {
+					want = i;
+					break;
+				}
+			}
+			if (want < 0) {
+				cr_assert_null(got, "step %d", step);
+			} else {
+				cr_assert_eq(got, &e[want], "step %d", step);
+				mbx_unexp_remove(&uq, got);
+				r[want].live = 0;
+			}
+		}
+	}
+}
+
+Test(match, many_keys_grow_and_drain)
+{
+	enum { N = 10000 };
+	struct mbx_mentry *e = calloc(N, sizeof(*e));
+
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(mbx_posted_insert(&pq, &e[i], i % 100, i, 0), 0);
+	for (int i = N - 1; i >= 0; i--) {
+		cr_assert_eq(mbx_posted_match(&pq, i % 100, i), &e[i]);
+		mbx_posted_remove(&pq, &e[i]);
+	}
+	cr_assert_eq(pq.count, 0);
+	cr_assert_eq(pq.exact.nkeys, 0);
+	free(e);
+}

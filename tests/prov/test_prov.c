@@ -1,0 +1,283 @@
+/* Provider-level tests through the public libfabric API: fi_getinfo's hint
+ * checks, and every data entry point refusing bad input with the right
+ * negative error and no side effect. Layered fixtures as in libfabric's cxi
+ * tests: getinfo -> fabric -> domain -> av/cq -> enabled endpoint (whose own
+ * address is in its AV, so it can send to itself). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "rdma/fi_ext_matchbox.h"
+
+static struct fi_info *hints_new(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->fabric_attr->prov_name = strdup("matchbox");
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE;
+	return h;
+}
+
+static int getinfo_with(void (*tweak)(struct fi_info *))
+{
+	struct fi_info *h = hints_new(), *fi = NULL;
+	int ret;
+
+	tweak(h);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi);
+	fi_freeinfo(h);
+	fi_freeinfo(fi);
+	return ret;
+}
+
+static void want_rma(struct fi_info *h) { h->caps |= FI_RMA; }
+static void want_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
+static void want_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
+static void want_big_inject(struct fi_info *h) { h->tx_attr->inject_size = 1 << 20; }
+static void want_big_tx(struct fi_info *h) { h->tx_attr->size = 1 << 30; }
+static void want_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
+static void want_strict_order(struct fi_info *h) { h->tx_attr->comp_order = FI_ORDER_STRICT; }
+static void want_raw_order(struct fi_info *h) { h->tx_attr->msg_order = FI_ORDER_RAW; }
+static void want_iov(struct fi_info *h) { h->rx_attr->iov_limit = 1000; }
+static void want_cqdata(struct fi_info *h) { h->domain_attr->cq_data_size = 16; }
+static void want_domain(struct fi_info *h) { h->domain_attr->name = strdup("mlx5_0"); }
+static void want_nothing(struct fi_info *h) { (void)h; }
+static void want_threadsafe(struct fi_info *h) { h->domain_attr->threading = FI_THREAD_SAFE; }
+
+Test(getinfo, honours_and_refuses_hints, .timeout = 30)
+{
+	cr_assert_eq(getinfo_with(want_nothing), 0);
+	cr_assert_eq(getinfo_with(want_threadsafe), 0);
+	cr_assert_eq(getinfo_with(want_rma), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_msg_ep), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_auto), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_big_inject), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_big_tx), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_sockaddr), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_strict_order), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_raw_order), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_iov), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_cqdata), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_domain), -FI_ENODATA);
+}
+
+Test(getinfo, attributes_and_old_api, .timeout = 30)
+{
+	struct fi_info *h = hints_new(), *fi = NULL;
+
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi), 0);
+	cr_assert_str_eq(fi->fabric_attr->prov_name, "matchbox");
+	cr_assert_eq(fi->ep_attr->type, FI_EP_RDM);
+	cr_assert_eq(fi->addr_format, FI_ADDR_STR);
+	cr_assert(fi->caps & FI_DIRECTED_RECV);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	cr_assert(fi->tx_attr->inject_size > 0);
+	cr_assert_eq(fi->mode, 0);
+	fi_freeinfo(fi);
+	fi = NULL;
+	/* An application written against API 1.4 (fi_pingpong's) still
+	 * finds the provider, with an old-style mr_mode. */
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, h, &fi), 0);
+	cr_assert(fi->domain_attr->mr_mode == FI_MR_SCALABLE ||
+		  fi->domain_attr->mr_mode == FI_MR_BASIC);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static struct fi_info *fi;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_cq *cq;
+static struct fid_ep *ep;
+static fi_addr_t self;
+static char name[64];
+
+static void setup(void)
+{
+	struct fi_info *h = hints_new();
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	size_t len = sizeof(name);
+
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi), 0);
+	fi_freeinfo(h);
+	cr_assert_eq(fi_fabric(fi->fabric_attr, &fabric, NULL), 0);
+	cr_assert_eq(fi_domain(fabric, fi, &domain, NULL), 0);
+	cr_assert_eq(fi_av_open(domain, &aa, &av, NULL), 0);
+	cr_assert_eq(fi_cq_open(domain, &ca, &cq, NULL), 0);
+	cr_assert_eq(fi_endpoint(domain, fi, &ep, NULL), 0);
+	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_enable(ep), 0);
+	cr_assert_eq(fi_getname(&ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(av, name, 1, &self, 0, NULL), 1);
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(fi_close(&ep->fid), 0);
+	cr_assert_eq(fi_close(&cq->fid), 0);
+	cr_assert_eq(fi_close(&av->fid), 0);
+	cr_assert_eq(fi_close(&domain->fid), 0);
+	cr_assert_eq(fi_close(&fabric->fid), 0);
+	fi_freeinfo(fi);
+}
+
+TestSuite(ep, .init = setup, .fini = teardown, .timeout = 30);
+
+static void no_completion(void)
+{
+	struct fi_cq_tagged_entry e;
+
+	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN, "a refused call left a completion");
+}
+
+Test(ep, send_to_self_roundtrip)
+{
+	char out[100] = "hello", in[100] = "";
+	struct fi_cq_tagged_entry e[2];
+	fi_addr_t src = 0;
+	int got = 0;
+
+	cr_assert_eq(fi_trecv(ep, in, sizeof(in), NULL, self, 42, 0, in), 0);
+	cr_assert_eq(fi_tsenddata(ep, out, 6, NULL, 0xabc, self, 42, out), 0);
+	while (got < 2) {
+		ssize_t n = fi_cq_readfrom(cq, &e[got], 1, &src);
+
+		if (n == 1)
+			got++;
+		else
+			cr_assert_eq(n, -FI_EAGAIN);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (e[i].op_context == in) {
+			cr_assert_eq(e[i].len, 6);
+			cr_assert_eq(e[i].tag, 42);
+			cr_assert_eq(e[i].data, 0xabc);
+			cr_assert(e[i].flags & FI_REMOTE_CQ_DATA);
+		}
+	}
+	cr_assert_str_eq(in, "hello");
+}
+
+Test(ep, bad_arguments_change_nothing)
+{
+	char buf[64];
+	struct iovec big = { buf, (1ULL << 40) + 1 };
+	struct iovec null_iov = { NULL, 10 };
+	struct fi_msg_tagged msg = { .msg_iov = &null_iov, .iov_count = 1, .addr = self };
+
+	cr_assert_eq(fi_tsend(ep, NULL, 10, NULL, self, 1, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_trecv(ep, NULL, 10, NULL, self, 1, 0, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_tsend(ep, buf, 8, NULL, 12345, 1, NULL), -FI_EADDRNOTAVAIL);
+	cr_assert_eq(fi_send(ep, buf, 8, NULL, 12345, NULL), -FI_EADDRNOTAVAIL);
+	cr_assert_eq(fi_trecv(ep, buf, 8, NULL, 999, 1, 0, NULL), -FI_EADDRNOTAVAIL);
+	cr_assert_eq(fi_tinject(ep, buf, fi->tx_attr->inject_size + 1, self, 1), -FI_EMSGSIZE);
+	cr_assert_eq(fi_inject(ep, buf, fi->tx_attr->inject_size + 1, self), -FI_EMSGSIZE);
+	cr_assert_eq(fi_tsendv(ep, &big, NULL, 1, self, 1, NULL), -FI_EMSGSIZE);
+	cr_assert_eq(fi_tsendv(ep, &big, NULL, 100, self, 1, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_trecvmsg(ep, &msg, 0), -FI_EINVAL);
+	msg.msg_iov = NULL;
+	msg.iov_count = 0;
+	cr_assert_eq(fi_tsendmsg(ep, &msg, 1ULL << 62), -FI_EBADFLAGS);
+	cr_assert_eq(fi_trecvmsg(ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
+	cr_assert_eq(fi_trecvmsg(ep, NULL, 0), -FI_EINVAL);
+	cr_assert_eq(fi_tsendmsg(ep, NULL, 0), -FI_EINVAL);
+	cr_assert_eq(fi_recvmsg(ep, NULL, 0), -FI_EINVAL);
+	cr_assert_eq(fi_cancel(&ep->fid, buf), -FI_ENOENT);
+	no_completion();
+	/* Nothing refused was posted: a tag-1 message goes to the receive
+	 * posted now, not to one of the refused ones. */
+	{
+		struct fi_cq_tagged_entry e;
+		int got = 0, mine = 0;
+
+		cr_assert_eq(fi_tsend(ep, "x", 1, NULL, self, 1, NULL), 0);
+		cr_assert_eq(fi_trecv(ep, buf, sizeof(buf), NULL, self, 1, 0, buf), 0);
+		while (got < 2) {
+			ssize_t n = fi_cq_read(cq, &e, 1);
+
+			cr_assert(n == 1 || n == -FI_EAGAIN, "read %zd", n);
+			if (n == 1) {
+				got++;
+				mine += e.op_context == buf;
+			}
+		}
+		cr_assert_eq(mine, 1);
+	}
+}
+
+Test(ep, names_and_av_errors)
+{
+	char out[64];
+	size_t len = 4;
+	fi_addr_t a;
+
+	cr_assert_eq(fi_getname(&ep->fid, out, &len), -FI_ETOOSMALL);
+	cr_assert_eq(len, strlen(name) + 1);
+	cr_assert_eq(fi_av_insert(av, "mbx://not-an-address", 1, &a, 0, NULL), 0);
+	cr_assert_eq(a, FI_ADDR_NOTAVAIL);
+	cr_assert_eq(fi_av_insert(av, "mbx://00000001:00000000:00000000:00000000:00000000",
+				  1, &a, 0, NULL), 0, "pid 0 is not an address");
+	cr_assert_eq(fi_av_insert(av, name, 1, &a, 1ULL << 40, NULL), -FI_EBADFLAGS);
+	len = sizeof(out);
+	cr_assert_eq(fi_av_lookup(av, self, out, &len), 0);
+	cr_assert_str_eq(out, name);
+	cr_assert_eq(fi_av_lookup(av, 777, out, &len), -FI_EINVAL);
+	cr_assert_eq(fi_setname(&ep->fid, name, strlen(name) + 1), -FI_EOPBADSTATE);
+}
+
+Test(ep, options)
+{
+	size_t v = 0, len = sizeof(v);
+	struct fi_matchbox_stats st;
+
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, &len), 0);
+	v = 1234;
+	cr_assert_eq(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, sizeof(v)), 0);
+	v = 0;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, &len), 0);
+	cr_assert_eq(v, 1234);
+	cr_assert_eq(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, 1), -FI_EINVAL);
+	cr_assert_eq(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, 9999, &v, sizeof(v)), -FI_ENOPROTOOPT);
+	len = sizeof(st);
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len), 0);
+	len = 3;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len),
+		     -FI_ETOOSMALL);
+}
+
+Test(ep, sread_blocks_and_times_out)
+{
+	struct fi_cq_tagged_entry e;
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_assert_eq(fi_cq_sread(cq, &e, 1, NULL, 200), -FI_EAGAIN);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_assert_geq((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000, 190);
+}
+
+Test(ep, cancel_reports_ecanceled)
+{
+	char buf[8];
+	struct fi_context ctx;
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+
+	cr_assert_eq(fi_trecv(ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 5, 0, &ctx), 0);
+	cr_assert_eq(fi_cancel(&ep->fid, &ctx), 0);
+	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAVAIL);
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_assert_eq(err.err, FI_ECANCELED);
+	cr_assert_eq(err.op_context, &ctx);
+}

@@ -376,7 +376,9 @@ int ftx_main(int argc, char **argv, const struct ftx_spec *spec)
 			close(c2p[i][0]);
 			close(p2c[i][1]);
 			alarm(TIMEOUT_S * 3);
-			_exit(child(&t, spec));
+			status = child(&t, spec);
+			fflush(stdout);	/* _exit() would drop buffered output */
+			_exit(status);
 		}
 		close(c2p[i][1]);
 		close(p2c[i][0]);

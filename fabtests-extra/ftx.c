@@ -302,18 +302,24 @@ static int child(struct ftx *t, const struct ftx_spec *spec)
 	if (full_write(t->to_parent, name, sizeof(name)))
 		return 3;
 	all = calloc((size_t)t->size, NAME_SLOT);
-	if (full_read(t->from_parent, all, (size_t)t->size * NAME_SLOT))
+	if (full_read(t->from_parent, all, (size_t)t->size * NAME_SLOT)) {
+		free(all);
 		return 3;
-	if (ret)
+	}
+	if (ret) {
+		free(all);
 		return ret;
+	}
 	t->peer = calloc((size_t)t->size, sizeof(*t->peer));
 	for (i = 0; i < t->size; i++) {
 		if (!all[i * NAME_SLOT]) {
 			fprintf(stderr, "[rank %d] rank %d failed to open\n", t->rank, i);
+			free(all);
 			return 2;
 		}
 		if (fi_av_insert(t->av, all + i * NAME_SLOT, 1, &t->peer[i], 0, NULL) != 1) {
 			fprintf(stderr, "[rank %d] fi_av_insert of rank %d failed\n", t->rank, i);
+			free(all);
 			return 2;
 		}
 	}
@@ -420,5 +426,9 @@ int ftx_main(int argc, char **argv, const struct ftx_spec *spec)
 		}
 	}
 	printf("%s (%s, %d ranks): %s\n", spec->name, t.prov, t.size, failed ? "FAIL" : "PASS");
+	free(c2p);
+	free(p2c);
+	free(pids);
+	free(names);
 	return failed;
 }

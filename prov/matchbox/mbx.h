@@ -425,7 +425,8 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct io
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx);
 void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux);
 void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux);
-void mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux);
+/* Hand an unexpected message to a receive; true when `rx` is finished with. */
+bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux);
 void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf,
 		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra,
 		     size_t olen);

@@ -527,8 +527,9 @@ static void *rx_buf_ptr(const struct mbx_rx *rx)
 }
 
 /* For a multi-receive buffer, carve out room for one message. Returns the
- * receive that will carry it (a fresh entry for a large message) and whether
- * the buffer is used up. */
+ * receive that will carry it (a fresh entry for a large message, NULL if none
+ * is free) and sets *extra to FI_MULTI_RECV when the buffer is used up, in
+ * which case it has left the posted queue and its caller must release it. */
 static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
 			    size_t size, bool large, size_t *take, char **where,
 			    uint64_t *extra)
@@ -543,9 +544,10 @@ static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_
 		sub = mbu_pool_get(&ep->rx_pool);
 		if (!sub)
 			return NULL;
-		*sub = *rx;
-		sub->multi = false;
-		sub->posted = false;
+		memset(sub, 0, sizeof(*sub));
+		sub->context = rx->context;
+		sub->flags = rx->flags;
+		sub->opflags = rx->opflags;
 		sub->iov[0].iov_base = *where;
 		sub->iov[0].iov_len = *take;
 		sub->iov_cnt = 1;
@@ -556,15 +558,12 @@ static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_
 		*extra = FI_MULTI_RECV;
 		mbx_posted_remove(q, &rx->m);
 		rx->posted = false;
-		/* A small message's caller completes and frees the buffer's
-		 * entry; a large one carries on in `sub`. */
-		if (large)
-			rx_release(ep, rx);
 	}
 	return sub;
 }
 
-static void deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+/* Returns true when `rx` is finished with (and released). */
+static bool deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
 			  const void *payload, size_t size, uint64_t tag, uint64_t data,
 			  uint8_t wflags, fi_addr_t src)
 {
@@ -578,9 +577,10 @@ static void deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx
 		carve(ep, q, rx, size, false, &take, &where, &extra);
 		memcpy(where, payload, take);
 		mbx_rx_complete(ep, rx, take, where, tag, data, src, cqd | extra, size - take);
-		if (extra)
-			rx_release(ep, rx);
-		return;
+		if (!extra)
+			return false;
+		rx_release(ep, rx);
+		return true;
 	}
 	take = size < rx->total ? size : rx->total;
 	mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
@@ -590,6 +590,7 @@ static void deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx
 	}
 	mbx_rx_complete(ep, rx, take, rx_buf_ptr(rx), tag, data, src, cqd, size - take);
 	rx_release(ep, rx);
+	return true;
 }
 
 static int cma_pull(pid_t pid, const struct iovec *liov, size_t lcnt,
@@ -653,13 +654,14 @@ static void large_done(struct mbx_ep *ep, struct mbx_rx *rx)
 	rx_release(ep, rx);
 }
 
-/* A large message has matched `rx` (already out of the posted queue). */
-static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+/* A large message has matched `rx`. Returns true when `rx` is finished with
+ * (a multi-receive buffer carries on while it has room). */
+static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
 			struct mbx_peer *p, fi_addr_t src, uint64_t tag, uint64_t data,
 			uint64_t size, uint64_t id, uint8_t wflags,
 			const struct mbx_wire_iov *riov, size_t rcnt)
 {
-	bool use_cma;
+	bool use_cma, consumed = true;
 
 	if (rx->multi) {
 		size_t take;
@@ -668,10 +670,19 @@ static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 		struct mbx_rx *sub = carve(ep, q, rx, size, true, &take, &where, &extra);
 
 		if (!sub) {
+			/* Never silently: the receive fails and the sender is
+			 * released. */
 			MBX_WARN(FI_LOG_EP_DATA, "no receive entry for a large message\n");
+			if (ep->rx_cq)
+				mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_ENOMEM, 0,
+						 size, tag, data, NULL, src);
+			mbx_cntr_inc_err(ep->rx_cntr);
 			send_ctrl(ep, p, MBX_OP_FIN, id, 0, 0);
-			return;
+			return false;
 		}
+		consumed = extra != 0;
+		if (consumed)
+			rx_release(ep, rx);
 		rx = sub;
 		rx->cflags = extra;
 		rx->cbuf = where;
@@ -693,7 +704,7 @@ static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 	rx->take = size < rx->total ? size : rx->total;
 	if (!rx->take) {
 		large_done(ep, rx);
-		return;
+		return consumed;
 	}
 	use_cma = p->cma_ok && (mbx_param.large_proto == MBX_LARGE_CMA ||
 				(mbx_param.large_proto == MBX_LARGE_AUTO &&
@@ -704,7 +715,7 @@ static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 		if (!ret) {
 			ep->stats.rdv_cma++;
 			large_done(ep, rx);
-			return;
+			return consumed;
 		}
 		p->cma_ok = false;
 		MBX_WARN(FI_LOG_EP_DATA, "CMA from pid %d refused (%s); using the two-copy path\n",
@@ -713,6 +724,7 @@ static void start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 	ep->stats.rdv_copy++;
 	mbu_dlist_insert_tail(&rx->link, &p->cts_wait);
 	cts_activate(ep, p);
+	return consumed;
 }
 
 /* Receiver half of the two-copy pipeline. */
@@ -790,64 +802,57 @@ void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux)
 	mbx_ux_free(ep, ux);
 }
 
-void mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
+bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
 {
 	struct mbx_posted *q = ux->tagged ? &ep->tposted : &ep->mposted;
+	bool consumed;
 
 	if (ux->op == MBX_OP_EAGER) {
 		if (ux->wflags & MBX_WF_ACKREQ)
 			send_ctrl(ep, ux->peer, MBX_OP_ACK, ux->id, 0, 0);
-		deliver_eager(ep, q, rx, ux->buf, ux->size, ux->tag, ux->data, ux->wflags,
-			      ux->src);
+		consumed = deliver_eager(ep, q, rx, ux->buf, ux->size, ux->tag, ux->data,
+					 ux->wflags, ux->src);
 	} else {
-		start_large(ep, q, rx, ux->peer, ux->src, ux->tag, ux->data, ux->size, ux->id,
-			    ux->wflags, ux->riov, ux->riov_cnt);
+		consumed = start_large(ep, q, rx, ux->peer, ux->src, ux->tag, ux->data, ux->size,
+				       ux->id, ux->wflags, ux->riov, ux->riov_cnt);
 	}
 	mbx_ux_free(ep, ux);
+	return consumed;
 }
 
-/* Receives posted while messages wait: take the oldest that matches. For a
- * multi-receive buffer keep taking until the buffer is used up. */
+static bool post_or_fail(struct mbx_ep *ep, struct mbx_posted *pq, struct mbx_rx *rx)
+{
+	if (!mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
+		rx->posted = true;
+		return true;
+	}
+	MBX_WARN(FI_LOG_EP_DATA, "out of memory posting a receive\n");
+	if (ep->rx_cq)
+		mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_ENOMEM, 0, 0, rx->m.tag,
+				 0, NULL, FI_ADDR_NOTAVAIL);
+	mbx_cntr_inc_err(ep->rx_cntr);
+	rx_release(ep, rx);
+	return false;
+}
+
+/* Receives posted while messages wait: take the oldest that matches. A
+ * multi-receive buffer is posted first (carve() retires it from the posted
+ * queue when it is used up) and keeps taking messages while it has room. */
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
 {
 	struct mbx_unexp *uq = (rx->flags & FI_TAGGED) ? &ep->tunexp : &ep->munexp;
 	struct mbx_posted *pq = (rx->flags & FI_TAGGED) ? &ep->tposted : &ep->mposted;
 	struct mbx_mentry *m;
 
-	for (;;) {
-		struct mbx_ux *ux;
-
-		m = mbx_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore);
-		if (!m)
-			break;
-		ux = mbu_container_of(m, struct mbx_ux, m);
+	if (rx->multi && !post_or_fail(ep, pq, rx))
+		return;
+	while ((m = mbx_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore))) {
 		mbx_unexp_remove(uq, m);
-		if (!rx->multi) {
-			mbx_deliver_ux(ep, rx, ux);
+		if (mbx_deliver_ux(ep, rx, mbu_container_of(m, struct mbx_ux, m)))
 			return;
-		}
-		/* A multi-receive must sit in the posted queue while it is
-		 * carved, so that carve() can retire it. */
-		if (!rx->posted) {
-			if (mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
-				mbx_unexp_insert(uq, m, ux->src, ux->tag);
-				break;
-			}
-			rx->posted = true;
-		}
-		mbx_deliver_ux(ep, rx, ux);
-		if (!rx->posted)
-			return;	/* used up and released */
 	}
-	if (!rx->posted) {
-		if (mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
-			mbx_rx_complete(ep, rx, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL, 0, 0);
-			MBX_WARN(FI_LOG_EP_DATA, "out of memory posting a receive\n");
-			rx_release(ep, rx);
-			return;
-		}
-		rx->posted = true;
-	}
+	if (!rx->posted)
+		post_or_fail(ep, pq, rx);
 }
 
 static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
@@ -991,7 +996,6 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		ux->riov_cnt = w->iov_cnt;
 	}
 	if (mbx_unexp_insert(uq, &ux->m, src, tag)) {
-		ux->size = ux->buf ? ux->size : 0;
 		mbx_ux_free(ep, ux);
 		return 0;
 	}

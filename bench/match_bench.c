@@ -9,12 +9,47 @@
 
 #include "mbx_match.h"
 
+enum mode { POSTED, UNEXP, UNEXP_ANYSRC };
+
 static double now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Entry k stands for source k % 64 and tag k / 64; pick entries at random,
+ * match, take out and put back, so the queue length stays n. */
+static double time_one(enum mode mode, struct mbx_posted *pq, struct mbx_unexp *uq, int n,
+		       int reps)
+{
+	volatile uintptr_t sink = 0;
+	unsigned x = 12345;
+	double t0 = now();
+
+	for (int i = 0; i < reps; i++) {
+		uint64_t src, tag;
+		struct mbx_mentry *m;
+		int k;
+
+		x = x * 1103515245u + 12345u;
+		k = (int)((x >> 8) % (unsigned)n);
+		src = (uint64_t)(k % 64);
+		tag = (uint64_t)(k / 64);
+		if (mode == POSTED) {
+			m = mbx_posted_match(pq, src, tag);
+			mbx_posted_remove(pq, m);
+			mbx_posted_insert(pq, m, src, tag, 0);
+		} else {
+			m = mbx_unexp_match(uq, mode == UNEXP ? src : MBX_SRC_ANY, tag, 0);
+			mbx_unexp_remove(uq, m);
+			mbx_unexp_insert(uq, m, m->src, m->tag);
+		}
+		sink += (uintptr_t)m;
+	}
+	(void)sink;
+	return (now() - t0) / reps;
 }
 
 int main(void)
@@ -25,63 +60,26 @@ int main(void)
 	printf("%-10s %14s %14s %16s\n", "entries", "posted_ns", "unexp_ns", "unexp_anysrc_ns");
 	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 		int n = lens[li], i;
-		struct mbx_mentry *e = calloc((size_t)n, sizeof(*e));
+		struct mbx_mentry *pe = calloc((size_t)n, sizeof(*pe));
+		struct mbx_mentry *ue = calloc((size_t)n, sizeof(*ue));
 		struct mbx_posted pq;
 		struct mbx_unexp uq;
-		double t0, posted, unexp, anysrc;
-		unsigned x = 12345;
-		volatile uintptr_t sink = 0;
+		double posted, unexp, anysrc;
 
 		mbx_posted_init(&pq);
 		mbx_unexp_init(&uq);
-		for (i = 0; i < n; i++)
-			mbx_posted_insert(&pq, &e[i], (uint64_t)(i % 64), (uint64_t)(i / 64), 0);
-		t0 = now();
-		for (i = 0; i < reps; i++) {
-			int k;
-			struct mbx_mentry *m;
-
-			x = x * 1103515245u + 12345u;
-			k = (int)((x >> 8) % (unsigned)n);
-			m = mbx_posted_match(&pq, (uint64_t)(k % 64), (uint64_t)(k / 64));
-			sink += (uintptr_t)m;
-			mbx_posted_remove(&pq, m);
-			mbx_posted_insert(&pq, m, (uint64_t)(k % 64), (uint64_t)(k / 64), 0);
+		for (i = 0; i < n; i++) {
+			mbx_posted_insert(&pq, &pe[i], (uint64_t)(i % 64), (uint64_t)(i / 64), 0);
+			mbx_unexp_insert(&uq, &ue[i], (uint64_t)(i % 64), (uint64_t)(i / 64));
 		}
-		posted = (now() - t0) / reps;
-		for (i = 0; i < n; i++)
-			mbx_unexp_insert(&uq, &e[i], (uint64_t)(i % 64), (uint64_t)(i / 64));
-		t0 = now();
-		for (i = 0; i < reps; i++) {
-			int k;
-			struct mbx_mentry *m;
-
-			x = x * 1103515245u + 12345u;
-			k = (int)((x >> 8) % (unsigned)n);
-			m = mbx_unexp_match(&uq, (uint64_t)(k % 64), (uint64_t)(k / 64), 0);
-			sink += (uintptr_t)m;
-			mbx_unexp_remove(&uq, m);
-			mbx_unexp_insert(&uq, m, (uint64_t)(k % 64), (uint64_t)(k / 64));
-		}
-		unexp = (now() - t0) / reps;
-		t0 = now();
-		for (i = 0; i < reps; i++) {
-			int k;
-			struct mbx_mentry *m;
-
-			x = x * 1103515245u + 12345u;
-			k = (int)((x >> 8) % (unsigned)n);
-			m = mbx_unexp_match(&uq, MBX_SRC_ANY, (uint64_t)(k / 64), 0);
-			sink += (uintptr_t)m;
-			mbx_unexp_remove(&uq, m);
-			mbx_unexp_insert(&uq, m, m->src, m->tag);
-		}
-		anysrc = (now() - t0) / reps;
+		posted = time_one(POSTED, &pq, &uq, n, reps);
+		unexp = time_one(UNEXP, &pq, &uq, n, reps);
+		anysrc = time_one(UNEXP_ANYSRC, &pq, &uq, n, reps);
 		printf("%-10d %14.1f %14.1f %16.1f\n", n, posted, unexp, anysrc);
 		mbx_posted_fini(&pq);
 		mbx_unexp_fini(&uq);
-		free(e);
-		(void)sink;
+		free(pe);
+		free(ue);
 	}
 	return 0;
 }

@@ -15,16 +15,15 @@ for p in "${provs[@]}"; do
   while read -r sz mbs mr; do bw[$p,$sz]=$mbs; rate[$p,$sz]=$mr; done < <("$b/fabtests-extra/ftx_bw" -p "$p" -S $bw_sizes -T 0.5 | grep -E '^[0-9]')
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-echo "Latency (half round trip, us; ratio = matchbox / shm, lower is better)"
-printf "%-9s %10s %10s %12s %8s\n" bytes matchbox shm "tcp;ofi_rxm" ratio
-for s in ${lat_sizes//,/ }; do
-  printf "%-9s %10s %10s %12s %8s\n" "$s" "${lat[matchbox,$s]}" "${lat[shm,$s]}" "${lat[tcp;ofi_rxm,$s]}" "$(ratio "${lat[matchbox,$s]}" "${lat[shm,$s]}")"
-done
-echo
-echo "Streaming bandwidth (MB/s, window 64; ratio = matchbox / shm, higher is better)"
-printf "%-9s %10s %10s %12s %8s\n" bytes matchbox shm "tcp;ofi_rxm" ratio
-for s in ${bw_sizes//,/ }; do
-  printf "%-9s %10s %10s %12s %8s\n" "$s" "${bw[matchbox,$s]}" "${bw[shm,$s]}" "${bw[tcp;ofi_rxm,$s]}" "$(ratio "${bw[matchbox,$s]}" "${bw[shm,$s]}")"
-done
-echo
+table() { # title, array name, sizes
+  local -n v=$2
+  echo "$1"
+  printf "%-9s %10s %10s %12s %8s\n" bytes matchbox shm "tcp;ofi_rxm" ratio
+  for s in ${3//,/ }; do
+    printf "%-9s %10s %10s %12s %8s\n" "$s" "${v[matchbox,$s]}" "${v[shm,$s]}" "${v[tcp;ofi_rxm,$s]}" "$(ratio "${v[matchbox,$s]}" "${v[shm,$s]}")"
+  done
+  echo
+}
+table "Latency (half round trip, us; ratio = matchbox / shm, lower is better)" lat "$lat_sizes"
+table "Streaming bandwidth (MB/s, window 64; ratio = matchbox / shm, higher is better)" bw "$bw_sizes"
 echo "Message rate at 8 bytes (millions/s): matchbox ${rate[matchbox,8]}  shm ${rate[shm,8]}  tcp;ofi_rxm ${rate[tcp;ofi_rxm,8]}  ratio $(ratio "${rate[matchbox,8]}" "${rate[shm,8]}")"

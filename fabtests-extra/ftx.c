@@ -105,6 +105,22 @@ const char *ftx_opt(struct ftx *t, char flag, const char *def)
 	return def;
 }
 
+size_t ftx_sizes(struct ftx *t, const char *def, size_t *list, size_t cap, size_t *max)
+{
+	char *s = strdup(ftx_opt(t, 'S', def)), *tok, *save;
+	size_t n = 0;
+
+	*max = 0;
+	for (tok = strtok_r(s, ",", &save); tok && n < cap; tok = strtok_r(NULL, ",", &save)) {
+		list[n] = strtoull(tok, NULL, 0);
+		if (list[n] > *max)
+			*max = list[n];
+		n++;
+	}
+	free(s);
+	return n;
+}
+
 int ftx_progress(struct ftx *t)
 {
 	struct fi_cq_tagged_entry e[16];

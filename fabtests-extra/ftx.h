@@ -64,6 +64,9 @@ double ftx_now(void);
 void ftx_fill(void *buf, size_t len, uint64_t seed);
 bool ftx_check(const void *buf, size_t len, uint64_t seed);
 const char *ftx_opt(struct ftx *t, char flag, const char *def);
+/* Parse -S (comma-separated sizes, default `def`) into list[cap]; returns
+ * the count and sets *max to the largest. */
+size_t ftx_sizes(struct ftx *t, const char *def, size_t *list, size_t cap, size_t *max);
 
 #define FTX_FAIL(t, ...)						\
 	do {								\

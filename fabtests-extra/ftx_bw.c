@@ -9,21 +9,16 @@
 
 static int run(struct ftx *t)
 {
-	const char *sizes = ftx_opt(t, 'S', "8,4096,65536,1048576,4194304");
 	int win = atoi(ftx_opt(t, 'W', "64"));
 	double secs = atof(ftx_opt(t, 'T', "0.3"));
-	size_t list[64], n = 0, max = 0, i;
-	char *s = strdup(sizes), *tok, *save, *sbuf, *rbuf;
+	size_t list[64], n, max, i;
+	char *sbuf, *rbuf;
 	struct fi_cq_tagged_entry e;
 	int peer = !t->rank, w;
 
 	if (t->size != 2)
 		FTX_FAIL(t, "needs 2 ranks");
-	for (tok = strtok_r(s, ",", &save); tok && n < 64; tok = strtok_r(NULL, ",", &save))
-		list[n++] = strtoull(tok, NULL, 0);
-	free(s);
-	for (i = 0; i < n; i++)
-		max = list[i] > max ? list[i] : max;
+	n = ftx_sizes(t, "8,4096,65536,1048576,4194304", list, 64, &max);
 	sbuf = malloc(max * (size_t)win + 1);
 	rbuf = malloc(max * (size_t)win + 1);
 	for (i = 0; i < n; i++) {

@@ -8,27 +8,16 @@
 
 static int run(struct ftx *t)
 {
-	const char *sizes = ftx_opt(t, 'S', NULL);
 	int iters = atoi(ftx_opt(t, 'I', "1000"));
-	size_t list[64], n = 0, max = 0, i;
+	size_t list[64], n, max, i;
 	struct fi_cq_tagged_entry e;
 	char *sbuf, *rbuf;
 	int peer = !t->rank;
 
 	if (t->size != 2)
 		FTX_FAIL(t, "needs 2 ranks");
-	if (sizes) {
-		char *s = strdup(sizes), *tok, *save;
-
-		for (tok = strtok_r(s, ",", &save); tok && n < 64; tok = strtok_r(NULL, ",", &save))
-			list[n++] = strtoull(tok, NULL, 0);
-		free(s);
-	} else {
-		for (size_t v = 1; v <= (4u << 20); v *= 2)
-			list[n++] = v;
-	}
-	for (i = 0; i < n; i++)
-		max = list[i] > max ? list[i] : max;
+	n = ftx_sizes(t, "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,"
+		      "65536,131072,262144,524288,1048576,2097152,4194304", list, 64, &max);
 	sbuf = malloc(max + 1);
 	rbuf = malloc(max + 1);
 	if (t->rank == 0 && t->verbose)

@@ -415,6 +415,9 @@ void mbx_ep_progress(struct mbx_ep *ep);
 void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns);
 extern struct fi_ops_msg mbx_msg_ops;
 extern struct fi_ops_tagged mbx_tagged_ops;
+extern struct fi_ops_rma mbx_rma_ops;
+extern struct fi_ops_atomic mbx_atomic_ops;
+extern struct fi_ops_collective mbx_coll_ops;
 
 /* Wire-level entry points used by the data calls (mbx_progress.c). */
 struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a);

@@ -13,6 +13,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
 
 #include "rdma/fi_ext_matchbox.h"
 
@@ -234,6 +237,18 @@ Test(ep, names_and_av_errors)
 	cr_assert_str_eq(out, name);
 	cr_assert_eq(fi_av_lookup(av, 777, out, &len), -FI_EINVAL);
 	cr_assert_eq(fi_setname(&ep->fid, name, strlen(name) + 1), -FI_EOPBADSTATE);
+}
+
+Test(ep, unoffered_operations_answer)
+{
+	char buf[8];
+	size_t count;
+
+	cr_assert_eq(fi_read(ep, buf, 8, NULL, self, 0, 0, NULL), -FI_ENOSYS);
+	cr_assert_eq(fi_atomic(ep, buf, 1, NULL, self, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
+	cr_assert_eq(fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count), -FI_EOPNOTSUPP);
+	cr_assert_eq(fi_barrier(ep, 0, NULL), -FI_ENOSYS);
+	no_completion();
 }
 
 Test(ep, options)

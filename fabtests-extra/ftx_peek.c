@@ -62,7 +62,7 @@ static int run(struct ftx *t)
 		r = peek(t, 1, FI_PEEK, &ctx[0], &e, &err);
 	} while (r == 0 && err.err == FI_ENOMSG);
 	if (r != 1 || e.len != len_of(1) || e.tag != 1)
-		FTX_FAIL(t, "peek tag 1: r=%d len %zu", r, e.len);
+		FTX_FAIL(t, "peek tag 1: r=%d len %zu err %d", r, e.len, err.err);
 	for (tag = 2; tag <= 4; tag++) {
 		do {
 			memset(&err, 0, sizeof(err));

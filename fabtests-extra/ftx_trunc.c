@@ -41,7 +41,7 @@ static int run(struct ftx *t)
 			if (err.err != FI_ETRUNC && err.err != -FI_ETRUNC)
 				FTX_FAIL(t, "case %d: err %d, want FI_ETRUNC", i, err.err);
 			if (err.len != recv_len[i] || err.olen != send_len[i] - recv_len[i])
-				FTX_FAIL(t, "case %d: len %zu olen %zu", i, err.len, err.olen);
+				FTX_FAIL(t, "case %d: len %zu olen %zu (err %d, flags 0x%llx, tag %llu, buf %p)", i, err.len, err.olen, err.err, (unsigned long long)err.flags, (unsigned long long)err.tag, err.buf);
 			if (!ftx_check(buf, recv_len[i], (uint64_t)i) || buf[recv_len[i]] != 0)
 				FTX_FAIL(t, "case %d: prefix wrong or overrun", i);
 		}

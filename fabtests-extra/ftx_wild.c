@@ -5,7 +5,8 @@
  * wildcards), each chosen to match some message still expected, and check:
  * every payload; and libfabric's ordering rule, that if messages a < b come
  * from the same source and a also matches the receive that took b, then a
- * was taken by a receive posted earlier. */
+ * was taken by a receive posted earlier. -L caps the message size,
+ * -P selects the receive shapes (bit mask, default all four). */
 #include "ftx.h"
 
 #include <stdlib.h>
@@ -36,11 +37,20 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng >> 11);
 }
 
+static size_t max_size = 320000;
+/* receive shapes in use, bit i = shape i: 0 exact, 1 any source, 2 any tag,
+ * 3 both wildcards */
+static uint32_t shapes = 15;
+/* what an any-tag receive ignores (-I): all bits by default */
+static uint64_t tag_ignore = ~0ULL;
+
 static size_t pick_size(void)
 {
 	uint32_t r = rnd() % 100;
+	size_t s = r < 70 ? 8 + rnd() % 256 : r < 95 ? 1000 + rnd() % 15000 :
+		   20000 + rnd() % 300000;
 
-	return r < 70 ? 8 + rnd() % 256 : r < 95 ? 1000 + rnd() % 15000 : 20000 + rnd() % 300000;
+	return s < max_size ? s : max_size;
 }
 
 static bool matches(const struct post *p, const struct msg *m)
@@ -67,6 +77,15 @@ static int run(struct ftx *t)
 
 	if (t->size < 2)
 		FTX_FAIL(t, "needs at least 2 ranks");
+	max_size = strtoull(ftx_opt(t, 'L', "320000"), NULL, 0);
+	shapes = (uint32_t)strtoul(ftx_opt(t, 'P', "15"), NULL, 0) & 15;
+	if (!shapes)
+		FTX_FAIL(t, "-P needs at least one shape");
+	tag_ignore = strtoull(ftx_opt(t, 'I', "0xffffffffffffffff"), NULL, 0);
+	if ((tag_ignore & 3) != 3)
+		FTX_FAIL(t, "-I must ignore at least the two low bits (the tags)");
+	if (max_size < 8)
+		FTX_FAIL(t, "-L must be at least 8");
 	rng = 0x1234567ULL;
 	for (i = 0; i < total; i++) {
 		struct msg *m = &plan[i];
@@ -122,7 +141,11 @@ static int run(struct ftx *t)
 
 			for (i = 0; i < k; i++) {
 				struct msg *target;
-				uint32_t shape = rnd() % 4;
+				uint32_t shape;
+
+				do
+					shape = rnd() % 4;
+				while (!(shapes & (1u << shape)));
 				int at;
 
 				do
@@ -136,7 +159,7 @@ static int run(struct ftx *t)
 				p->buf = malloc(400000);
 				if (ftx_trecv(t, p->buf, 400000, p->src,
 					      p->tag < 0 ? 0 : (uint64_t)p->tag,
-					      p->tag < 0 ? ~0ULL : 0, (void *)(intptr_t)nposts))
+					      p->tag < 0 ? tag_ignore : 0, (void *)(intptr_t)nposts))
 					FTX_FAIL(t, "recv");
 				nposts++;
 			}
@@ -144,8 +167,15 @@ static int run(struct ftx *t)
 			continue;
 		}
 		r = ftx_wait_rx(t, &e, NULL, &err);
-		if (r != 1)
-			FTX_FAIL(t, "receive failed (%d, err %d)", r, r == 0 ? err.err : 0);
+		if (r != 1) {
+			long pend = 0;
+
+			for (idx = 0; idx < nposts; idx++)
+				pend += posts[idx].buf != NULL;
+			FTX_FAIL(t, "receive failed (%d, err %d) with %d messages still to come, "
+				 "%ld receives pending, %ld posted", r, r == 0 ? err.err : 0, left,
+				 pend, nposts);
+		}
 		idx = (long)(intptr_t)e.op_context;
 		if (idx < 0 || idx >= nposts || !posts[idx].buf)
 			FTX_FAIL(t, "bad context");

@@ -63,6 +63,7 @@ struct mbx_params {
 	size_t tx_size;
 	size_t rx_size;
 	size_t unexp_max;
+	size_t nt_min;
 	int spin_us;
 	enum mbx_large_proto large_proto;
 	char job[32];

@@ -21,6 +21,7 @@ struct mbx_params mbx_param = {
 	.tx_size = 1024,
 	.rx_size = 1024,
 	.unexp_max = 256 * 1024 * 1024,
+	.nt_min = 8 * 1024 * 1024,
 	.spin_us = 50,
 	.large_proto = MBX_LARGE_AUTO,
 };
@@ -103,6 +104,9 @@ void mbx_params_init(void)
 	fi_param_define(&mbx_prov, "unexp_max", FI_PARAM_SIZE_T,
 			"Bytes of unexpected eager data buffered per endpoint before senders are held back (default: %zu)",
 			mbx_param.unexp_max);
+	fi_param_define(&mbx_prov, "nt_min", FI_PARAM_SIZE_T,
+			"Two-copy receives of at least this size copy out with non-temporal stores (default: %zu)",
+			mbx_param.nt_min);
 	fi_param_define(&mbx_prov, "spin_us", FI_PARAM_INT,
 			"Microseconds blocking waits poll before they sleep (default: %d)",
 			mbx_param.spin_us);
@@ -119,6 +123,7 @@ void mbx_params_init(void)
 	get_size("tx_size", &mbx_param.tx_size, 16, 1 << 20);
 	get_size("rx_size", &mbx_param.rx_size, 16, 1 << 20);
 	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);
+	get_size("nt_min", &mbx_param.nt_min, 0, SIZE_MAX);
 	if (fi_param_get_int(&mbx_prov, "spin_us", &v) == FI_SUCCESS && v >= 0)
 		mbx_param.spin_us = v;
 	if (!is_pow2(mbx_param.ring_size)) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mbu_copy.h"
 #include "mbu_futex.h"
 #include "mbu_shm.h"
 
@@ -31,8 +32,8 @@ static inline void doorbell(struct mbx_seg_hdr *h)
 	}
 }
 
-size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
-		       size_t len)
+static size_t copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
+			  size_t len, bool nt)
 {
 	const char *s = src;
 	size_t i, done = 0;
@@ -47,11 +48,20 @@ size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const vo
 		n = iov[i].iov_len - off;
 		if (n > len - done)
 			n = len - done;
-		memcpy((char *)iov[i].iov_base + off, s + done, n);
+		if (nt)
+			mbu_copy_nt((char *)iov[i].iov_base + off, s + done, n);
+		else
+			memcpy((char *)iov[i].iov_base + off, s + done, n);
 		done += n;
 		off = 0;
 	}
 	return done;
+}
+
+size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
+		       size_t len)
+{
+	return copy_to_iov(iov, cnt, off, src, len, false);
 }
 
 size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
@@ -752,8 +762,9 @@ static void drain_chunks(struct mbx_ep *ep)
 
 			if (n > h->chunk_size)
 				n = h->chunk_size;
-			mbx_copy_to_iov(rx->iov, rx->iov_cnt, rx->copied,
-					bulk + (drained % h->nchunks) * h->chunk_size, n);
+			copy_to_iov(rx->iov, rx->iov_cnt, rx->copied,
+				    bulk + (drained % h->nchunks) * h->chunk_size, n,
+				    rx->take >= mbx_param.nt_min);
 			rx->copied += n;
 			drained++;
 			atomic_store_explicit(&s->bulk_drained, drained, memory_order_release);

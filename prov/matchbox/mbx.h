@@ -288,6 +288,7 @@ struct mbx_rxslot {
 	struct mbx_slot *slot;
 	struct mbx_peer *peer;
 	bool corrupt;
+	bool closing;		/* its sender died: retire once drained */
 };
 
 /* A send the provider still owns: queued for ring space, waiting for CTS or
@@ -383,7 +384,8 @@ struct mbx_ep {
 	struct mbx_seg_hdr *seg;
 	size_t seg_size;
 	struct mbx_rxslot *rxslots;
-	uint32_t nrx;		/* slots discovered */
+	uint32_t nrx;		/* bound slots lie below this index */
+	uint32_t claims_seen;
 	uint32_t rx_rr;
 	/* peers */
 	struct mbu_qmap peers;

@@ -79,6 +79,8 @@ static void seg_destroy(struct mbx_ep *ep)
 {
 	if (!ep->seg)
 		return;
+	/* Senders still mapping it must stop waiting for us. */
+	atomic_store_explicit(&ep->seg->closed, 1, memory_order_release);
 	mbu_shm_unlink(ep->shm_name);
 	mbu_shm_unmap(ep->seg, ep->seg_size);
 	free(ep->rxslots);

@@ -173,7 +173,8 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
 		goto fail;
 	}
 	h = m;
-	if (!seg_geometry_ok(h, size) || h->pid != p->addr.pid) {
+	if (!seg_geometry_ok(h, size) || h->pid != p->addr.pid ||
+	    atomic_load_explicit(&h->closed, memory_order_acquire)) {
 		MBX_WARN(FI_LOG_EP_DATA, "segment %s is malformed; not using it\n", name);
 		mbu_shm_unmap(m, size);
 		ret = -FI_EHOSTUNREACH;
@@ -193,6 +194,7 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
 		       !atomic_compare_exchange_weak(&h->nslots_used, &used, i + 1))
 			;
 		atomic_store_explicit(&s->state, MBX_SLOT_READY, memory_order_release);
+		atomic_fetch_add_explicit(&h->claims, 1, memory_order_release);
 		p->rseg = h;
 		p->rseg_size = size;
 		p->tslot = s;
@@ -1026,22 +1028,30 @@ static bool sender_ok(struct mbx_ep *ep, struct mbx_slot *s, struct mbx_addr *a)
 	       a->host == ep->addr.host && a->pid == s->sender_pid;
 }
 
+/* Bind slots that senders have claimed since we last looked; a slot freed
+ * and claimed again anywhere below the high-water mark is found too. */
 static void discover_slots(struct mbx_ep *ep)
 {
+	uint32_t claims = atomic_load_explicit(&ep->seg->claims, memory_order_acquire);
 	uint32_t used = atomic_load_explicit(&ep->seg->nslots_used, memory_order_acquire);
+	bool unfinished = false;
 	uint32_t i;
 
 	if (used > ep->seg->nslots)
 		used = ep->seg->nslots;
-	for (i = ep->nrx; i < used; i++) {
+	for (i = 0; i < used; i++) {
 		struct mbx_rxslot *r = &ep->rxslots[i];
 		struct mbx_slot *s = mbx_seg_slot(ep->seg, i);
 		struct mbx_addr a;
+		uint32_t st;
 
 		if (r->slot)
 			continue;
-		if (atomic_load_explicit(&s->state, memory_order_acquire) != MBX_SLOT_READY)
-			break;	/* its owner is still filling it in; look again later */
+		st = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (st == MBX_SLOT_CLAIMED)
+			unfinished = true;	/* its owner is filling it in */
+		if (st != MBX_SLOT_READY)
+			continue;
 		r->slot = s;
 		mbu_ring_cons_init(&r->cons, &s->ring, mbx_slot_ring(s), ep->seg->ring_size);
 		if (!sender_ok(ep, s, &a) || !(r->peer = mbx_peer_get(ep, &a))) {
@@ -1051,8 +1061,11 @@ static void discover_slots(struct mbx_ep *ep)
 		} else {
 			r->peer->rxslot = (int)i;
 		}
-		ep->nrx = i + 1;
+		if (i + 1 > ep->nrx)
+			ep->nrx = i + 1;
 	}
+	if (!unfinished)
+		ep->claims_seen = claims;
 }
 
 static void drain_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
@@ -1084,6 +1097,8 @@ static void drain_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
 	}
 }
 
+static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p);
+
 static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 {
 	size_t i;
@@ -1100,6 +1115,37 @@ static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 		if (tx->state == MBX_TX_QUEUED || tx->state == MBX_TX_STREAM)
 			mbu_dlist_remove(&tx->link);
 		tx_complete(ep, tx, FI_EHOSTUNREACH);
+	}
+	fail_rx_side(ep, p);
+	while (!mbu_dlist_empty(&p->ctrlq))
+		mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
+							      struct mbx_ctrl, link));
+	if (!mbu_dlist_empty(&p->pend_link))
+		mbu_dlist_remove(&p->pend_link);
+}
+
+/* Large receives from a sender that is gone can never finish: fail them,
+ * and drop its announced-but-unmatched large messages, whose data lived in
+ * its memory. */
+static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
+	struct mbu_dlist *it, *tmp;
+	int q;
+
+	for (q = 0; q < 2; q++) {
+		mbu_dlist_foreach_safe(&qs[q]->all, it, tmp) {
+			struct mbx_ux *ux = mbu_container_of(mbx_unexp_entry_of_all(it),
+							     struct mbx_ux, m);
+
+			if (ux->peer != p || ux->op != MBX_OP_RTS)
+				continue;
+			MBX_WARN(FI_LOG_EP_DATA, "dropping a %llu-byte message from %s, which "
+				 "left before it was received\n", (unsigned long long)ux->size,
+				 p->name);
+			mbx_unexp_remove(qs[q], &ux->m);
+			mbx_ux_free(ep, ux);
+		}
 	}
 	if (p->cts_active) {
 		struct mbx_rx *rx = p->cts_active;
@@ -1122,15 +1168,11 @@ static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 		mbx_cntr_inc_err(ep->rx_cntr);
 		rx_release(ep, rx);
 	}
-	while (!mbu_dlist_empty(&p->ctrlq))
-		mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
-							      struct mbx_ctrl, link));
-	if (!mbu_dlist_empty(&p->pend_link))
-		mbu_dlist_remove(&p->pend_link);
 }
 
-/* A dead peer must turn into error completions, not a hang: now and then,
- * when work is outstanding, look whether its process still exists. */
+/* A dead peer must turn into error completions, not a hang, and its slot
+ * in our segment must become free again: now and then, look whether each
+ * peer's process still exists and whether its endpoint is still open. */
 static void check_liveness(struct mbx_ep *ep)
 {
 	uint64_t now = mbu_now_ns();
@@ -1139,16 +1181,42 @@ static void check_liveness(struct mbx_ep *ep)
 	if (now - ep->last_liveness_ns < 100000000ULL)
 		return;
 	ep->last_liveness_ns = now;
-	if (ep->tx_nfree == ep->tx_cap && mbu_dlist_empty(&ep->draining))
-		return;
 	mbu_dlist_foreach(&ep->peer_list, it) {
 		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
+		bool dead, closed;
 
-		if (p->state == MBX_PEER_FAILED)
+		if (p->state == MBX_PEER_FAILED && p->rxslot < 0)
 			continue;
-		if (kill(p->addr.pid, 0) && errno == ESRCH)
+		dead = kill(p->addr.pid, 0) && errno == ESRCH;
+		closed = p->rseg && atomic_load_explicit(&p->rseg->closed, memory_order_acquire);
+		if ((dead || closed) && p->state != MBX_PEER_FAILED)
 			fail_peer(ep, p);
+		if (dead && p->rxslot >= 0)
+			ep->rxslots[p->rxslot].closing = true;
 	}
+}
+
+/* Free a slot whose sender has closed (or died) once its last frames are
+ * handled, so that another sender can claim it. */
+static void retire_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
+{
+	struct mbx_slot *s = r->slot;
+	struct mbu_frame *f;
+
+	if (!r->corrupt) {
+		drain_slot(ep, r);
+		if (mbu_ring_peek(&r->cons, &f) != MBU_RING_EMPTY)
+			return;	/* frames held back by a full unexpected buffer */
+	}
+	if (r->peer) {
+		fail_rx_side(ep, r->peer);
+		r->peer->rxslot = -1;
+	}
+	atomic_store_explicit(&s->bulk_drained,
+			      atomic_load_explicit(&s->bulk_filled, memory_order_acquire),
+			      memory_order_relaxed);
+	memset(r, 0, sizeof(*r));
+	atomic_store_explicit(&s->state, MBX_SLOT_FREE, memory_order_release);
 }
 
 void mbx_ep_progress(struct mbx_ep *ep)
@@ -1157,14 +1225,19 @@ void mbx_ep_progress(struct mbx_ep *ep)
 
 	if (__builtin_expect(!ep->enabled, 0))
 		return;
-	if (atomic_load_explicit(&ep->seg->nslots_used, memory_order_relaxed) > ep->nrx)
+	if (atomic_load_explicit(&ep->seg->claims, memory_order_relaxed) != ep->claims_seen)
 		discover_slots(ep);
 	n = ep->nrx;
 	for (i = 0; i < n; i++) {
 		struct mbx_rxslot *r = &ep->rxslots[i];
 
-		if (r->slot && !r->corrupt)
+		if (!r->slot)
+			continue;
+		if (!r->corrupt)
 			drain_slot(ep, r);
+		if (r->closing || atomic_load_explicit(&r->slot->state, memory_order_acquire) ==
+				  MBX_SLOT_CLOSED)
+			retire_slot(ep, r);
 	}
 	if (!mbu_dlist_empty(&ep->pending_peers))
 		flush_pending(ep);
@@ -1180,7 +1253,7 @@ static bool work_visible(struct mbx_ep *ep)
 {
 	uint32_t i;
 
-	if (atomic_load(&ep->seg->nslots_used) > ep->nrx)
+	if (atomic_load(&ep->seg->claims) != ep->claims_seen)
 		return true;
 	if (!mbu_dlist_empty(&ep->pending_peers) || !mbu_dlist_empty(&ep->streaming))
 		return true;
@@ -1237,6 +1310,12 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 								    struct mbx_rx, link));
 		if (p->cts_active)
 			mbu_pool_put(&ep->rx_pool, p->cts_active);
+		if (p->tslot) {
+			/* After our last frame: the receiver may now reuse it. */
+			atomic_store_explicit(&p->tslot->state, MBX_SLOT_CLOSED,
+					      memory_order_release);
+			doorbell(p->rseg);
+		}
 		if (p->rseg)
 			mbu_shm_unmap(p->rseg, p->rseg_size);
 		free(p);

@@ -79,7 +79,16 @@ struct mbx_wire_iov {
 	uint64_t len;
 };
 
-enum mbx_slot_state { MBX_SLOT_FREE = 0, MBX_SLOT_CLAIMED = 1, MBX_SLOT_READY = 2 };
+/* A slot's life: FREE -> CLAIMED (a sender took it) -> READY (filled in) ->
+ * CLOSED (its sender closed its endpoint, after its last frame) -> FREE
+ * again once the receiver has drained it. The receiver also retires a READY
+ * slot whose sender process has died. */
+enum mbx_slot_state {
+	MBX_SLOT_FREE = 0,
+	MBX_SLOT_CLAIMED = 1,
+	MBX_SLOT_READY = 2,
+	MBX_SLOT_CLOSED = 3,
+};
 
 struct mbx_slot {
 	_Alignas(64) _Atomic uint32_t state;
@@ -102,7 +111,9 @@ struct mbx_seg_hdr {
 	int32_t pid;
 	_Alignas(64) _Atomic uint32_t doorbell;
 	_Atomic uint32_t sleepers;
-	_Alignas(64) _Atomic uint32_t nslots_used;
+	_Alignas(64) _Atomic uint32_t nslots_used;	/* highest slot ever claimed + 1 */
+	_Atomic uint32_t claims;	/* bumped on every claim: receivers look again */
+	_Atomic uint32_t closed;	/* the owner closed its endpoint */
 };
 
 #define MBX_SEG_HDR_SIZE 4096u

@@ -1,0 +1,471 @@
+/* mpirun: the single-node launcher of Matchbox MPI. It is a PMIx server
+ * (the host side of libpmix): it registers one namespace for the job, forks
+ * the ranks with the environment PMIx_server_setup_fork gives them, answers
+ * their fences itself (every participant is local, so the data the PMIx
+ * library collected is already everything), and watches them. The job ends
+ * with the first non-zero rank status; a rank killed by a signal, or one that
+ * connected to PMIx and exited without finalizing, ends the whole job within
+ * about two seconds with a message naming the rank; PMIx_Abort (MPI_Abort)
+ * ends every rank and mpirun exits with its code; SIGINT and SIGTERM are
+ * passed on to the ranks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+extern char **environ;
+
+struct rank {
+	pid_t pid;
+	int out[2], err[2];
+	bool connected, finalized, done;
+	int status;		/* exit code, or 128 + signal */
+	char partial[2][4096];
+	size_t plen[2];
+};
+
+static struct {
+	int n;
+	struct rank *r;
+	char nspace[PMIX_MAX_NSLEN + 1];
+	bool tag_output;
+	double timeout;
+	_Atomic int abort_requested;
+	_Atomic int abort_status;
+	_Atomic int signal_seen;
+	int wake[2];		/* self-pipe: PMIx thread and signal handler -> main */
+	char tmpdir[64];
+} job;
+
+static void wake_main(void)
+{
+	char c = 1;
+
+	if (write(job.wake[1], &c, 1) < 0)
+		(void)0;	/* the pipe is non-blocking; full means awake */
+}
+
+static int rank_of(const pmix_proc_t *proc)
+{
+	if (!proc || strncmp(proc->nspace, job.nspace, PMIX_MAX_NSLEN))
+		return -1;
+	return proc->rank < (pmix_rank_t)job.n ? (int)proc->rank : -1;
+}
+
+static pmix_status_t on_connected(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cb,
+				  void *cbdata)
+{
+	int r = rank_of(proc);
+
+	(void)obj; (void)cb; (void)cbdata;
+	if (r >= 0)
+		job.r[r].connected = true;
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t on_finalized(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cb,
+				  void *cbdata)
+{
+	int r = rank_of(proc);
+
+	(void)obj; (void)cb; (void)cbdata;
+	if (r >= 0)
+		job.r[r].finalized = true;
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t on_abort(const pmix_proc_t *proc, void *obj, int status, const char msg[],
+			      pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cb,
+			      void *cbdata)
+{
+	(void)obj; (void)procs; (void)nprocs; (void)cb; (void)cbdata;
+	fprintf(stderr, "mpirun: rank %d called abort with code %d%s%s\n", rank_of(proc), status,
+		msg && *msg ? ": " : "", msg ? msg : "");
+	atomic_store(&job.abort_status, status);
+	atomic_store(&job.abort_requested, 1);
+	wake_main();
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+			      size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cb,
+			      void *cbdata)
+{
+	(void)procs; (void)nprocs; (void)info; (void)ninfo;
+	/* Every participant is on this node: the library has gathered all of
+	 * it already, so hand it straight back. */
+	if (cb)
+		cb(PMIX_SUCCESS, data, ndata, cbdata, NULL, NULL);
+	return PMIX_SUCCESS;
+}
+
+static pmix_status_t on_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+			       pmix_modex_cbfunc_t cb, void *cbdata)
+{
+	(void)proc; (void)info; (void)ninfo; (void)cb; (void)cbdata;
+	return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t module = {
+	.client_connected = on_connected,
+	.client_finalized = on_finalized,
+	.abort = on_abort,
+	.fence_nb = on_fence,
+	.direct_modex = on_dmodex,
+};
+
+static void done_cb(pmix_status_t st, void *cbdata)
+{
+	(void)st;
+	atomic_store((_Atomic int *)cbdata, 1);
+}
+
+static void wait_flag(_Atomic int *f)
+{
+	while (!atomic_load(f))
+		usleep(100);
+}
+
+static void on_signal(int sig)
+{
+	atomic_store(&job.signal_seen, sig);
+	wake_main();
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(path);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: mpirun -n N [-x VAR[=VALUE]]... [--tag-output] [--timeout SECONDS] "
+		"program [args...]\n");
+	exit(2);
+}
+
+static int register_job(void)
+{
+	char host[256] = "localhost", peers[8192] = "", *node_regex = NULL, *ppn = NULL;
+	pmix_info_t *info;
+	_Atomic int done = 0;
+	uint32_t n = (uint32_t)job.n;
+	size_t k = 0;
+	int i, ret;
+
+	gethostname(host, sizeof(host) - 1);
+	for (i = 0; i < job.n; i++) {
+		size_t l = strlen(peers);
+
+		snprintf(peers + l, sizeof(peers) - l, "%s%d", i ? "," : "", i);
+	}
+	if (PMIx_generate_regex(host, &node_regex) != PMIX_SUCCESS ||
+	    PMIx_generate_ppn(peers, &ppn) != PMIX_SUCCESS) {
+		fprintf(stderr, "mpirun: cannot describe the job to PMIx\n");
+		return -1;
+	}
+	PMIX_INFO_CREATE(info, 8);
+	PMIX_INFO_LOAD(&info[k], PMIX_UNIV_SIZE, &n, PMIX_UINT32); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_JOB_SIZE, &n, PMIX_UINT32); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_LOCAL_SIZE, &n, PMIX_UINT32); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_NODE_SIZE, &n, PMIX_UINT32); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_MAX_PROCS, &n, PMIX_UINT32); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_LOCAL_PEERS, peers, PMIX_STRING); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_NODE_MAP, node_regex, PMIX_REGEX); k++;
+	PMIX_INFO_LOAD(&info[k], PMIX_PROC_MAP, ppn, PMIX_REGEX); k++;
+	ret = PMIx_server_register_nspace(job.nspace, job.n, info, k, done_cb, (void *)&done);
+	if (ret == PMIX_SUCCESS)
+		wait_flag(&done);
+	else if (ret != PMIX_OPERATION_SUCCEEDED)
+		fprintf(stderr, "mpirun: registering the job failed: %s\n", PMIx_Error_string(ret));
+	PMIX_INFO_FREE(info, k);
+	free(node_regex);
+	free(ppn);
+	return ret == PMIX_SUCCESS || ret == PMIX_OPERATION_SUCCEEDED ? 0 : -1;
+}
+
+/* Copy a child's output to ours, each line prefixed with its rank. */
+static void relay(int rank, int which, int fd)
+{
+	struct rank *r = &job.r[rank];
+	char *buf = r->partial[which];
+	ssize_t got = read(fd, buf + r->plen[which], sizeof(r->partial[0]) - r->plen[which]);
+	FILE *out = which ? stderr : stdout;
+	size_t start = 0, i;
+
+	if (got <= 0) {
+		if (r->plen[which])
+			fprintf(out, "[1,%d]<%s>:%.*s\n", rank, which ? "stderr" : "stdout",
+				(int)r->plen[which], buf);
+		r->plen[which] = 0;
+		close(fd);
+		if (which)
+			r->err[0] = -1;
+		else
+			r->out[0] = -1;
+		return;
+	}
+	r->plen[which] += (size_t)got;
+	for (i = 0; i < r->plen[which]; i++) {
+		if (buf[i] != '\n')
+			continue;
+		fprintf(out, "[1,%d]<%s>:%.*s\n", rank, which ? "stderr" : "stdout",
+			(int)(i - start), buf + start);
+		start = i + 1;
+	}
+	if (start == 0 && r->plen[which] == sizeof(r->partial[0])) {
+		fprintf(out, "[1,%d]<%s>:%.*s\n", rank, which ? "stderr" : "stdout",
+			(int)r->plen[which], buf);
+		start = r->plen[which];
+	}
+	memmove(buf, buf + start, r->plen[which] - start);
+	r->plen[which] -= start;
+	fflush(out);
+}
+
+static void kill_all(int sig)
+{
+	for (int i = 0; i < job.n; i++)
+		if (job.r[i].pid > 0 && !job.r[i].done)
+			kill(job.r[i].pid, sig);
+}
+
+/* Reap what has exited; returns the number still running. */
+static int reap(int *first_bad, const char **why, int *who)
+{
+	int running = 0;
+
+	for (int i = 0; i < job.n; i++) {
+		struct rank *r = &job.r[i];
+		int st;
+
+		if (r->done)
+			continue;
+		if (waitpid(r->pid, &st, WNOHANG) != r->pid) {
+			running++;
+			continue;
+		}
+		r->done = true;
+		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (*first_bad)
+			continue;
+		if (WIFSIGNALED(st)) {
+			*first_bad = r->status;
+			*why = strsignal(WTERMSIG(st));
+			*who = i;
+		} else if (r->status) {
+			*first_bad = r->status;
+			*why = "non-zero exit";
+			*who = i;
+		} else if (r->connected && !r->finalized) {
+			*first_bad = 1;
+			*why = "exited without finalizing";
+			*who = i;
+		}
+	}
+	return running;
+}
+
+int main(int argc, char **argv)
+{
+	char **xvars = calloc((size_t)argc, sizeof(char *));
+	int nx = 0, i, a, first_bad = 0, who = -1, code;
+	const char *why = NULL;
+	pmix_info_t sinfo[1];
+	struct sigaction sa;
+	double start, kill_at = 0;
+	bool ending = false;
+
+	job.n = 1;
+	for (a = 1; a < argc && argv[a][0] == '-'; a++) {
+		if ((!strcmp(argv[a], "-n") || !strcmp(argv[a], "-np")) && a + 1 < argc)
+			job.n = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "-x") && a + 1 < argc)
+			xvars[nx++] = argv[++a];
+		else if (!strcmp(argv[a], "--tag-output"))
+			job.tag_output = true;
+		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc)
+			job.timeout = atof(argv[++a]);
+		else if (!strcmp(argv[a], "--"))
+			{ a++; break; }
+		else
+			usage();
+	}
+	if (a >= argc || job.n < 1 || job.n > 4096)
+		usage();
+	job.r = calloc((size_t)job.n, sizeof(*job.r));
+	if (pipe(job.wake))
+		return 1;
+	fcntl(job.wake[0], F_SETFL, O_NONBLOCK);
+	fcntl(job.wake[1], F_SETFL, O_NONBLOCK);
+	snprintf(job.nspace, sizeof(job.nspace), "mbx.%d", (int)getpid());
+	snprintf(job.tmpdir, sizeof(job.tmpdir), "/tmp/mbxrun.XXXXXX");
+	if (!mkdtemp(job.tmpdir)) {
+		perror("mpirun: mkdtemp");
+		return 1;
+	}
+	PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
+	if (PMIx_server_init(&module, sinfo, 1) != PMIX_SUCCESS) {
+		fprintf(stderr, "mpirun: cannot start the PMIx server\n");
+		rmdir(job.tmpdir);
+		return 1;
+	}
+	if (register_job()) {
+		PMIx_server_finalize();
+		rmdir(job.tmpdir);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < job.n; i++) {
+		struct rank *r = &job.r[i];
+		pmix_proc_t proc;
+		_Atomic int done = 0;
+		char **env = NULL;
+		int ret;
+
+		PMIX_PROC_LOAD(&proc, job.nspace, (pmix_rank_t)i);
+		ret = PMIx_server_register_client(&proc, geteuid(), getegid(), NULL, done_cb,
+						  (void *)&done);
+		if (ret == PMIX_SUCCESS)
+			wait_flag(&done);
+		for (char **e = environ; *e; e++)
+			PMIX_ARGV_APPEND(ret, env, *e);
+		if (PMIx_server_setup_fork(&proc, &env) != PMIX_SUCCESS) {
+			fprintf(stderr, "mpirun: cannot set up rank %d\n", i);
+			kill_all(SIGKILL);
+			break;
+		}
+		for (int x = 0; x < nx; x++) {
+			char *eq = strchr(xvars[x], '='), *val = eq ? eq + 1 : getenv(xvars[x]);
+			char name[256];
+
+			snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - xvars[x]) : 255, xvars[x]);
+			if (val)
+				PMIX_SETENV(ret, name, val, &env);
+		}
+		r->out[0] = r->err[0] = -1;
+		if (job.tag_output && (pipe(r->out) || pipe(r->err))) {
+			perror("mpirun: pipe");
+			kill_all(SIGKILL);
+			break;
+		}
+		r->pid = fork();
+		if (r->pid == 0) {
+			if (job.tag_output) {
+				dup2(r->out[1], 1);
+				dup2(r->err[1], 2);
+				close(r->out[0]);
+				close(r->err[0]);
+			}
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			execvpe(argv[a], argv + a, env);
+			fprintf(stderr, "mpirun: cannot run %s: %s\n", argv[a], strerror(errno));
+			_exit(127);
+		}
+		if (job.tag_output) {
+			close(r->out[1]);
+			close(r->err[1]);
+		}
+		PMIX_ARGV_FREE(env);
+	}
+
+	start = now();
+	for (;;) {
+		struct pollfd pf[1 + 2 * 4096];
+		int nf = 0, running;
+
+		pf[nf++] = (struct pollfd){ .fd = job.wake[0], .events = POLLIN };
+		for (i = 0; i < job.n && job.tag_output; i++) {
+			pf[nf++] = (struct pollfd){ .fd = job.r[i].out[0], .events = POLLIN };
+			pf[nf++] = (struct pollfd){ .fd = job.r[i].err[0], .events = POLLIN };
+		}
+		if (poll(pf, (nfds_t)nf, 50) > 0) {
+			char buf[64];
+
+			if (pf[0].revents && read(job.wake[0], buf, sizeof(buf)) < 0)
+				(void)0;
+			for (i = 1; i < nf; i++)
+				if (pf[i].revents && pf[i].fd >= 0)
+					relay((i - 1) / 2, (i - 1) % 2, pf[i].fd);
+		}
+		running = reap(&first_bad, &why, &who);
+		if (!running) {
+			bool open_pipes = false;
+
+			for (i = 0; i < job.n && job.tag_output; i++)
+				open_pipes |= job.r[i].out[0] >= 0 || job.r[i].err[0] >= 0;
+			if (!open_pipes)
+				break;
+			continue;
+		}
+		if (ending) {
+			if (now() > kill_at)
+				kill_all(SIGKILL);
+			continue;
+		}
+		if (atomic_load(&job.signal_seen)) {
+			fprintf(stderr, "mpirun: %s; passing it on to the ranks\n",
+				strsignal(atomic_load(&job.signal_seen)));
+			kill_all(atomic_load(&job.signal_seen));
+			if (!first_bad)
+				first_bad = 128 + atomic_load(&job.signal_seen);
+			ending = true;
+		} else if (atomic_load(&job.abort_requested)) {
+			kill_all(SIGTERM);
+			ending = true;
+		} else if (first_bad) {
+			fprintf(stderr, "mpirun: rank %d (pid %d) %s (status %d); ending the job\n",
+				who, (int)job.r[who].pid, why, first_bad);
+			kill_all(SIGTERM);
+			ending = true;
+		} else if (job.timeout > 0 && now() - start > job.timeout) {
+			fprintf(stderr, "mpirun: job exceeded --timeout %.0f s; ending it\n",
+				job.timeout);
+			kill_all(SIGTERM);
+			first_bad = 124;
+			ending = true;
+		}
+		if (ending)
+			kill_at = now() + 1.0;
+	}
+	if (atomic_load(&job.abort_requested))
+		code = atomic_load(&job.abort_status);
+	else
+		code = first_bad;
+	if (first_bad && why && !atomic_load(&job.abort_requested) && who >= 0 && !ending)
+		fprintf(stderr, "mpirun: rank %d %s (status %d)\n", who, why, first_bad);
+	PMIx_server_deregister_nspace(job.nspace, NULL, NULL);
+	PMIx_server_finalize();
+	/* PMIx leaves its rendezvous files in our directory. */
+	nftw(job.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(xvars);
+	return code;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# mpirun's contract: PMIx exchange at 1..8 ranks (8 oversubscribes this
+# machine), exit codes, a rank killed by a signal, a rank that never
+# finalizes, abort, --timeout, SIGTERM forwarding, -x and --tag-output; each
+# with the expected status, within the expected time, and no rank process or
+# temporary directory left behind. Usage: mpirun_check.sh MPIRUN PMIX_RANKS
+set -uo pipefail
+mpirun=$1 prog=$2 pname=$(basename "$2")
+fails=0 n=0
+check() { # name, expected status, max seconds, command...
+  local name=$1 want=$2 max=$3; shift 3
+  local t0 t1 rc left
+  n=$((n + 1))
+  t0=$(date +%s.%N)
+  "$@" >/tmp/mpirun_check.out 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  sleep 0.2
+  left=$(pgrep -x "$pname" | wc -l)
+  if [ "$rc" != "$want" ] || awk -v a="$t0" -v b="$t1" -v m="$max" 'BEGIN{exit !(b-a > m)}' || [ "$left" != 0 ]; then
+    echo "FAIL $name: status $rc (want $want), $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s (max $max), $left leftover"
+    sed 's/^/    /' /tmp/mpirun_check.out | tail -5
+    pkill -9 -x "$pname"; fails=$((fails + 1))
+  else
+    echo "ok   $name (status $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s)"
+  fi
+}
+expect_out() { # name, pattern
+  n=$((n + 1))
+  if grep -q -- "$2" /tmp/mpirun_check.out; then echo "ok   $1"; else echo "FAIL $1: no '$2' in output"; fails=$((fails + 1)); fi
+}
+for np in 1 2 3 4 8; do
+  check "exchange at $np ranks" 0 30 "$mpirun" -n $np "$prog" ok
+  [ "$(grep -c ' ok$' /tmp/mpirun_check.out)" = $np ] || { echo "FAIL $np ranks: not every rank reported"; fails=$((fails + 1)); }
+done
+check "exit code of the first failing rank" 7 10 "$mpirun" -n 3 "$prog" exit 7 1
+check "rank killed by SIGKILL" 137 5 "$mpirun" -n 4 "$prog" kill 2
+expect_out "message names the killed rank" "rank 2 "
+check "rank exits without finalizing" 1 5 "$mpirun" -n 3 "$prog" nofinalize 1
+expect_out "message says it did not finalize" "without finalizing"
+check "abort ends every rank with its code" 5 5 "$mpirun" -n 4 "$prog" abort 5
+check "--timeout" 124 6 "$mpirun" -n 2 --timeout 2 "$prog" hang
+n=$((n + 1))
+"$mpirun" -n 3 "$prog" hang >/tmp/mpirun_check.out 2>&1 &
+pid=$!
+sleep 1
+kill -TERM $pid
+t0=$(date +%s)
+wait $pid; rc=$?
+sleep 0.2
+if [ $rc = 143 ] && [ $(( $(date +%s) - t0 )) -le 3 ] && [ "$(pgrep -x "$pname" | wc -l)" = 0 ]; then
+  echo "ok   SIGTERM reaches the ranks (status $rc)"
+else
+  echo "FAIL SIGTERM: status $rc"; pkill -9 -x "$pname"; fails=$((fails + 1))
+fi
+check "-x and --tag-output" 0 10 "$mpirun" -n 2 -x MBX_CHECK=forwarded --tag-output sh -c 'echo "$MBX_CHECK"'
+expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"
+expect_out "rank 1 output tagged" "\[1,1\]<stdout>:forwarded"
+n=$((n + 1))
+if ls -d /tmp/mbxrun.* >/dev/null 2>&1; then echo "FAIL temporary directories left: $(ls -d /tmp/mbxrun.*)"; fails=$((fails + 1)); else echo "ok   no temporary directories left"; fi
+echo "mpirun: $((n - fails)) of $n checks passed"
+[ $fails = 0 ]

@@ -1,0 +1,368 @@
+/*
+ * mpi.h of Matchbox's thin MPI library. Handles are opaque pointers; the
+ * predefined ones are small integers cast to those pointer types, so they are
+ * constant expressions and no data symbol of the library is ever copied into
+ * a program. Every function exists as MPI_x (weak) and PMPI_x, the MPI
+ * profiling interface. The set is MPI-3.1 point-to-point, datatypes, groups,
+ * communicators and blocking collectives; what is missing is not declared.
+ */
+#ifndef MBMPI_MPI_H
+#define MBMPI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define MATCHBOX_MPI 1
+
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct mbmpi_comm *MPI_Comm;
+typedef struct mbmpi_group *MPI_Group;
+typedef struct mbmpi_dtype *MPI_Datatype;
+typedef struct mbmpi_op *MPI_Op;
+typedef struct mbmpi_req *MPI_Request;
+typedef struct mbmpi_errh *MPI_Errhandler;
+typedef struct mbmpi_msg *MPI_Message;
+typedef struct mbmpi_info *MPI_Info;
+
+typedef struct MPI_Status {
+	int MPI_SOURCE;
+	int MPI_TAG;
+	int MPI_ERROR;
+	int mbmpi_cancelled;
+	size_t mbmpi_bytes;
+} MPI_Status;
+
+#define MBMPI_HANDLE(type, n) ((type)(intptr_t)(n))
+
+#define MPI_COMM_NULL MBMPI_HANDLE(MPI_Comm, 0)
+#define MPI_COMM_WORLD MBMPI_HANDLE(MPI_Comm, 1)
+#define MPI_COMM_SELF MBMPI_HANDLE(MPI_Comm, 2)
+
+#define MPI_GROUP_NULL MBMPI_HANDLE(MPI_Group, 0)
+#define MPI_GROUP_EMPTY MBMPI_HANDLE(MPI_Group, 1)
+
+#define MPI_REQUEST_NULL MBMPI_HANDLE(MPI_Request, 0)
+#define MPI_MESSAGE_NULL MBMPI_HANDLE(MPI_Message, 0)
+#define MPI_MESSAGE_NO_PROC MBMPI_HANDLE(MPI_Message, 1)
+#define MPI_INFO_NULL MBMPI_HANDLE(MPI_Info, 0)
+#define MPI_INFO_ENV MBMPI_HANDLE(MPI_Info, 1)
+
+#define MPI_ERRHANDLER_NULL MBMPI_HANDLE(MPI_Errhandler, 0)
+#define MPI_ERRORS_ARE_FATAL MBMPI_HANDLE(MPI_Errhandler, 1)
+#define MPI_ERRORS_RETURN MBMPI_HANDLE(MPI_Errhandler, 2)
+#define MPI_ERRORS_ABORT MBMPI_HANDLE(MPI_Errhandler, 3)
+
+/* Datatypes: the numbers index the library's table of predefined types. */
+#define MPI_DATATYPE_NULL MBMPI_HANDLE(MPI_Datatype, 0)
+#define MPI_CHAR MBMPI_HANDLE(MPI_Datatype, 1)
+#define MPI_SIGNED_CHAR MBMPI_HANDLE(MPI_Datatype, 2)
+#define MPI_UNSIGNED_CHAR MBMPI_HANDLE(MPI_Datatype, 3)
+#define MPI_BYTE MBMPI_HANDLE(MPI_Datatype, 4)
+#define MPI_WCHAR MBMPI_HANDLE(MPI_Datatype, 5)
+#define MPI_SHORT MBMPI_HANDLE(MPI_Datatype, 6)
+#define MPI_UNSIGNED_SHORT MBMPI_HANDLE(MPI_Datatype, 7)
+#define MPI_INT MBMPI_HANDLE(MPI_Datatype, 8)
+#define MPI_UNSIGNED MBMPI_HANDLE(MPI_Datatype, 9)
+#define MPI_LONG MBMPI_HANDLE(MPI_Datatype, 10)
+#define MPI_UNSIGNED_LONG MBMPI_HANDLE(MPI_Datatype, 11)
+#define MPI_LONG_LONG_INT MBMPI_HANDLE(MPI_Datatype, 12)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG MBMPI_HANDLE(MPI_Datatype, 13)
+#define MPI_FLOAT MBMPI_HANDLE(MPI_Datatype, 14)
+#define MPI_DOUBLE MBMPI_HANDLE(MPI_Datatype, 15)
+#define MPI_LONG_DOUBLE MBMPI_HANDLE(MPI_Datatype, 16)
+#define MPI_INT8_T MBMPI_HANDLE(MPI_Datatype, 17)
+#define MPI_INT16_T MBMPI_HANDLE(MPI_Datatype, 18)
+#define MPI_INT32_T MBMPI_HANDLE(MPI_Datatype, 19)
+#define MPI_INT64_T MBMPI_HANDLE(MPI_Datatype, 20)
+#define MPI_UINT8_T MBMPI_HANDLE(MPI_Datatype, 21)
+#define MPI_UINT16_T MBMPI_HANDLE(MPI_Datatype, 22)
+#define MPI_UINT32_T MBMPI_HANDLE(MPI_Datatype, 23)
+#define MPI_UINT64_T MBMPI_HANDLE(MPI_Datatype, 24)
+#define MPI_C_BOOL MBMPI_HANDLE(MPI_Datatype, 25)
+#define MPI_C_FLOAT_COMPLEX MBMPI_HANDLE(MPI_Datatype, 26)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 27)
+#define MPI_C_LONG_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 28)
+#define MPI_AINT MBMPI_HANDLE(MPI_Datatype, 29)
+#define MPI_OFFSET MBMPI_HANDLE(MPI_Datatype, 30)
+#define MPI_COUNT MBMPI_HANDLE(MPI_Datatype, 31)
+#define MPI_PACKED MBMPI_HANDLE(MPI_Datatype, 32)
+#define MPI_FLOAT_INT MBMPI_HANDLE(MPI_Datatype, 33)
+#define MPI_DOUBLE_INT MBMPI_HANDLE(MPI_Datatype, 34)
+#define MPI_LONG_INT MBMPI_HANDLE(MPI_Datatype, 35)
+#define MPI_2INT MBMPI_HANDLE(MPI_Datatype, 36)
+#define MPI_SHORT_INT MBMPI_HANDLE(MPI_Datatype, 37)
+#define MPI_LONG_DOUBLE_INT MBMPI_HANDLE(MPI_Datatype, 38)
+#define MBMPI_NUM_PREDEF_TYPES 39
+
+#define MPI_OP_NULL MBMPI_HANDLE(MPI_Op, 0)
+#define MPI_MAX MBMPI_HANDLE(MPI_Op, 1)
+#define MPI_MIN MBMPI_HANDLE(MPI_Op, 2)
+#define MPI_SUM MBMPI_HANDLE(MPI_Op, 3)
+#define MPI_PROD MBMPI_HANDLE(MPI_Op, 4)
+#define MPI_LAND MBMPI_HANDLE(MPI_Op, 5)
+#define MPI_BAND MBMPI_HANDLE(MPI_Op, 6)
+#define MPI_LOR MBMPI_HANDLE(MPI_Op, 7)
+#define MPI_BOR MBMPI_HANDLE(MPI_Op, 8)
+#define MPI_LXOR MBMPI_HANDLE(MPI_Op, 9)
+#define MPI_BXOR MBMPI_HANDLE(MPI_Op, 10)
+#define MPI_MINLOC MBMPI_HANDLE(MPI_Op, 11)
+#define MPI_MAXLOC MBMPI_HANDLE(MPI_Op, 12)
+#define MPI_REPLACE MBMPI_HANDLE(MPI_Op, 13)
+#define MPI_NO_OP MBMPI_HANDLE(MPI_Op, 14)
+#define MBMPI_NUM_PREDEF_OPS 15
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_IN_PLACE ((void *)1)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_UNWEIGHTED ((int *)2)
+
+#define MPI_ANY_SOURCE (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_COMM_TYPE_SHARED 1
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 256
+#define MPI_MAX_OBJECT_NAME 64
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_BSEND_OVERHEAD 64
+
+/* Predefined attribute keys (MPI_Comm_get_attr). */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_APPNUM 5
+#define MPI_UNIVERSE_SIZE 6
+
+/* Error classes; codes and classes are the same numbers here. */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_INFO 22
+#define MPI_ERR_UNSUPPORTED_OPERATION 23
+#define MPI_ERR_PROC_FAILED 24
+#define MPI_ERR_LASTCODE 24
+
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
+
+#if defined(__GNUC__)
+#define MBMPI_EXPORT __attribute__((visibility("default")))
+#else
+#define MBMPI_EXPORT
+#endif
+
+/* Declares MPI_name and its profiling twin PMPI_name. */
+#define MBMPI_FN(ret, name, args) \
+	MBMPI_EXPORT ret MPI_##name args; \
+	MBMPI_EXPORT ret PMPI_##name args;
+
+/* Environment */
+MBMPI_FN(int, Init, (int *argc, char ***argv))
+MBMPI_FN(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+MBMPI_FN(int, Finalize, (void))
+MBMPI_FN(int, Initialized, (int *flag))
+MBMPI_FN(int, Finalized, (int *flag))
+MBMPI_FN(int, Query_thread, (int *provided))
+MBMPI_FN(int, Is_thread_main, (int *flag))
+MBMPI_FN(int, Abort, (MPI_Comm comm, int errorcode))
+MBMPI_FN(double, Wtime, (void))
+MBMPI_FN(double, Wtick, (void))
+MBMPI_FN(int, Get_processor_name, (char *name, int *resultlen))
+MBMPI_FN(int, Get_version, (int *version, int *subversion))
+MBMPI_FN(int, Get_library_version, (char *version, int *resultlen))
+MBMPI_FN(int, Error_string, (int errorcode, char *string, int *resultlen))
+MBMPI_FN(int, Error_class, (int errorcode, int *errorclass))
+MBMPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+MBMPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+MBMPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler))
+MBMPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+MBMPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+MBMPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+MBMPI_FN(int, Free_mem, (void *base))
+MBMPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+MBMPI_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+MBMPI_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+
+/* Point-to-point */
+MBMPI_FN(int, Send, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+MBMPI_FN(int, Ssend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+MBMPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+MBMPI_FN(int, Bsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+MBMPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Issend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ibsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Recv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status))
+MBMPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Send_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ssend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Rsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Bsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Recv_init, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Start, (MPI_Request *req))
+MBMPI_FN(int, Startall, (int count, MPI_Request reqs[]))
+MBMPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+			 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+			 MPI_Comm comm, MPI_Status *status))
+MBMPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+				 int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+MBMPI_FN(int, Buffer_attach, (void *buffer, int size))
+MBMPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
+MBMPI_FN(int, Wait, (MPI_Request *req, MPI_Status *status))
+MBMPI_FN(int, Test, (MPI_Request *req, int *flag, MPI_Status *status))
+MBMPI_FN(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]))
+MBMPI_FN(int, Testall, (int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]))
+MBMPI_FN(int, Waitany, (int count, MPI_Request reqs[], int *index, MPI_Status *status))
+MBMPI_FN(int, Testany, (int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status))
+MBMPI_FN(int, Waitsome, (int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]))
+MBMPI_FN(int, Testsome, (int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]))
+MBMPI_FN(int, Request_get_status, (MPI_Request req, int *flag, MPI_Status *status))
+MBMPI_FN(int, Cancel, (MPI_Request *req))
+MBMPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
+MBMPI_FN(int, Request_free, (MPI_Request *req))
+MBMPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+MBMPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+MBMPI_FN(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+MBMPI_FN(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+MBMPI_FN(int, Mrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status))
+MBMPI_FN(int, Imrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req))
+MBMPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype dt, int *count))
+MBMPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype dt, int *count))
+MBMPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype dt, MPI_Count *count))
+MBMPI_FN(int, Status_set_elements, (MPI_Status *status, MPI_Datatype dt, int count))
+MBMPI_FN(int, Status_set_cancelled, (MPI_Status *status, int flag))
+
+/* Datatypes */
+MBMPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_indexed, (int count, const int blocklengths[], const int displs[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displs[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int displs[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displs[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displs[], const MPI_Datatype types[], MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_commit, (MPI_Datatype *dt))
+MBMPI_FN(int, Type_free, (MPI_Datatype *dt))
+MBMPI_FN(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent))
+MBMPI_FN(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint *true_lb, MPI_Aint *true_extent))
+MBMPI_FN(int, Type_size, (MPI_Datatype dt, int *size))
+MBMPI_FN(int, Type_size_x, (MPI_Datatype dt, MPI_Count *size))
+MBMPI_FN(int, Type_set_name, (MPI_Datatype dt, const char *name))
+MBMPI_FN(int, Type_get_name, (MPI_Datatype dt, char *name, int *resultlen))
+MBMPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position, MPI_Comm comm))
+MBMPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype dt, MPI_Comm comm))
+MBMPI_FN(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int *size))
+
+/* Groups and communicators */
+MBMPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
+MBMPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
+MBMPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+MBMPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_free, (MPI_Comm *comm))
+MBMPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+MBMPI_FN(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+MBMPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+MBMPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *name))
+MBMPI_FN(int, Comm_get_name, (MPI_Comm comm, char *name, int *resultlen))
+MBMPI_FN(int, Group_size, (MPI_Group group, int *size))
+MBMPI_FN(int, Group_rank, (MPI_Group group, int *rank))
+MBMPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+MBMPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+MBMPI_FN(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+MBMPI_FN(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+MBMPI_FN(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+MBMPI_FN(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+MBMPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+MBMPI_FN(int, Group_free, (MPI_Group *group))
+
+/* Collectives */
+MBMPI_FN(int, Barrier, (MPI_Comm comm))
+MBMPI_FN(int, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm))
+MBMPI_FN(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm))
+MBMPI_FN(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op))
+MBMPI_FN(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		       MPI_Datatype recvtype, int root, MPI_Comm comm))
+MBMPI_FN(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+MBMPI_FN(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			MPI_Datatype recvtype, int root, MPI_Comm comm))
+MBMPI_FN(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+			 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+MBMPI_FN(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			 MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+			  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt,
+			       MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt,
+				     MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op))
+MBMPI_FN(int, Op_free, (MPI_Op *op))
+MBMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
+#undef MBMPI_FN
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,303 @@
+/*
+ * Internal header of libmpi: the objects behind the MPI handles, the
+ * point-to-point engine ops table, and the helpers every part shares
+ * (handle lookup, argument checks, error-handler dispatch). Public entry
+ * points are defined as PMPI_x and given their MPI_x name by MBMPI_ALIAS;
+ * the library calls its own PMPI_x or mbmpi_ functions, never MPI_x, so a
+ * profiling layer sees only the user's calls.
+ */
+#ifndef MBMPI_H
+#define MBMPI_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/fabric.h>
+
+#include "mbu_list.h"
+
+#define MBMPI_ALIAS(name) \
+	extern __typeof__(PMPI_##name) MPI_##name \
+		__attribute__((weak, alias("PMPI_" #name), visibility("default")));
+
+#define MBMPI_API __attribute__((visibility("default")))
+
+#define MBMPI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MBMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- Tag layout (see mpi/TAGS.md) ---- */
+#define MBMPI_TAG_BITS 31
+#define MBMPI_TAG_UB 0x7fffffff
+#define MBMPI_CTX_SHIFT 31
+#define MBMPI_CTX_BITS 24
+#define MBMPI_CTX_MAX ((1u << MBMPI_CTX_BITS) - 1)
+#define MBMPI_KIND_SHIFT 55
+#define MBMPI_KIND_DATA 0ull
+#define MBMPI_KIND_ACK 1ull
+#define MBMPI_KIND_CONT 2ull
+#define MBMPI_FLAG_SYNC (1ull << 59)
+#define MBMPI_FLAG_LARGE (1ull << 60)
+#define MBMPI_TAG_MASK ((uint64_t)MBMPI_TAG_UB)
+#define MBMPI_FLAGS_MASK (MBMPI_FLAG_SYNC | MBMPI_FLAG_LARGE)
+
+static inline uint64_t mbmpi_tag(uint64_t kind, uint32_t ctx, int tag)
+{
+	return (kind << MBMPI_KIND_SHIFT) | ((uint64_t)ctx << MBMPI_CTX_SHIFT) |
+	       ((uint64_t)(uint32_t)tag & MBMPI_TAG_MASK);
+}
+
+/* ---- Datatypes ---- */
+struct mbmpi_seg {
+	MPI_Aint disp;
+	size_t len;
+	uint16_t basic; /* predefined type index of every element in the run */
+};
+
+enum { MBMPI_DT_PREDEF = 1, MBMPI_DT_COMMITTED = 2, MBMPI_DT_CONTIG = 4 };
+
+struct mbmpi_dtype {
+	int flags;
+	int refs;
+	size_t size;              /* bytes of data in one instance */
+	MPI_Aint lb, extent;      /* MPI extent (resizable) */
+	MPI_Aint true_lb, true_ub;
+	int nseg;
+	struct mbmpi_seg *segs;   /* typemap of one instance, merged runs */
+	int base;                 /* the one predefined type all data has, else 0 */
+	size_t nelem;             /* basic elements in one instance */
+	char name[MPI_MAX_OBJECT_NAME];
+};
+
+extern struct mbmpi_dtype mbmpi_predef_types[MBMPI_NUM_PREDEF_TYPES];
+
+static inline struct mbmpi_dtype *mbmpi_dt(MPI_Datatype h)
+{
+	uintptr_t v = (uintptr_t)h;
+	return v < MBMPI_NUM_PREDEF_TYPES ? &mbmpi_predef_types[v] : (struct mbmpi_dtype *)h;
+}
+
+static inline bool mbmpi_dt_contig(const struct mbmpi_dtype *d)
+{
+	return d->flags & MBMPI_DT_CONTIG;
+}
+
+void mbmpi_dtype_init(void);
+int mbmpi_dt_check(MPI_Datatype h);
+void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void *out);
+/* Unpacks at most `bytes` bytes; returns how many it placed. */
+size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const struct mbmpi_dtype *d);
+size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact);
+void mbmpi_dt_release(struct mbmpi_dtype *d);
+static inline void mbmpi_dt_retain(struct mbmpi_dtype *d)
+{
+	if (!(d->flags & MBMPI_DT_PREDEF))
+		d->refs++;
+}
+/* Bytes a buffer of `count` instances spans, and where it starts. */
+static inline size_t mbmpi_dt_span(const struct mbmpi_dtype *d, size_t count, MPI_Aint *start)
+{
+	if (!count) {
+		*start = 0;
+		return 0;
+	}
+	*start = d->true_lb;
+	return (size_t)((count - 1) * d->extent + (d->true_ub - d->true_lb));
+}
+
+/* ---- Ops ---- */
+struct mbmpi_op {
+	int predef;                 /* index for predefined ops, else 0 */
+	bool commute;
+	MPI_User_function *fn;
+};
+extern struct mbmpi_op mbmpi_predef_ops[MBMPI_NUM_PREDEF_OPS];
+static inline struct mbmpi_op *mbmpi_op(MPI_Op h)
+{
+	uintptr_t v = (uintptr_t)h;
+	return v < MBMPI_NUM_PREDEF_OPS ? &mbmpi_predef_ops[v] : (struct mbmpi_op *)h;
+}
+/* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */
+void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
+int mbmpi_op_check(MPI_Op op, MPI_Datatype dt);
+
+/* ---- Groups and communicators ---- */
+struct mbmpi_group {
+	int refs;
+	int size;
+	int rank;        /* the calling process's rank, or MPI_UNDEFINED */
+	int *world;      /* group rank -> world rank */
+};
+
+struct mbmpi_comm {
+	int refs;
+	uint32_t ctx;            /* point-to-point context; ctx + 1 is collectives' */
+	int rank, size;
+	struct mbmpi_group *group;
+	fi_addr_t *addr;         /* comm rank -> fabric address */
+	MPI_Errhandler errh;
+	bool predef;
+	char name[MPI_MAX_OBJECT_NAME];
+};
+
+extern struct mbmpi_comm mbmpi_comm_world, mbmpi_comm_self;
+
+static inline struct mbmpi_comm *mbmpi_comm(MPI_Comm h)
+{
+	uintptr_t v = (uintptr_t)h;
+	if (v == 1)
+		return &mbmpi_comm_world;
+	if (v == 2)
+		return &mbmpi_comm_self;
+	return v < 16 ? NULL : (struct mbmpi_comm *)h;
+}
+int mbmpi_comm_init(void);
+void mbmpi_comm_fini(void);
+struct mbmpi_group *mbmpi_group(MPI_Group h);
+
+/* ---- Requests ---- */
+enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW };
+enum mbmpi_mode { MBMPI_STD = 0, MBMPI_SYNC, MBMPI_READY, MBMPI_BUF };
+
+struct mbmpi_fop;
+
+struct mbmpi_req {
+	int kind;
+	int mode;
+	bool persistent;
+	bool active;         /* persistent: started and not yet completed */
+	bool complete;
+	bool user_freed;     /* MPI_Request_free on an active request */
+	bool internal;       /* no user handle; freed on completion */
+	int outstanding;     /* fabric operations still in flight */
+	MPI_Status status;
+	int err;             /* MPI error class for the operation */
+	/* what the user asked for */
+	void *buf;
+	int count;
+	struct mbmpi_dtype *dt;
+	struct mbmpi_comm *comm;
+	int peer, tag;
+	uint32_t ctx;        /* comm->ctx, or comm->ctx + 1 for collectives */
+	/* what was posted */
+	void *cbuf;          /* contiguous buffer handed to the engine */
+	size_t clen;
+	void *tmp;           /* owned bounce buffer (non-contiguous data, bsend) */
+	bool tmp_is_bsend;
+	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
+	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
+	struct mbu_dlist link;     /* bsend list */
+};
+
+/* One outstanding fabric operation; its context is what libfabric returns. */
+enum mbmpi_fop_type {
+	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
+	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK
+};
+
+struct mbmpi_fop {
+	struct fi_context2 ctx;
+	int type;
+	struct mbmpi_req *req;
+	void *buf;
+	size_t len;
+	fi_addr_t addr;
+	uint64_t tag, ignore, data, flags;
+	struct mbu_dlist link;   /* retry queue */
+	/* peek results */
+	bool done, found;
+	int err;
+	uint64_t rtag, rdata;
+	size_t rlen;
+};
+
+struct mbmpi_msg {
+	struct mbmpi_fop *fop;   /* claimed peek; passed back on the claim receive */
+	struct mbmpi_comm *comm;
+	MPI_Status status;
+};
+
+/* ---- The point-to-point engine ---- */
+struct mbmpi_engine {
+	const char *name;
+	int (*init)(void);
+	int (*getname)(void *addr, size_t *len);
+	int (*insert)(const void *addrs, size_t addrlen, int n, fi_addr_t *out);
+	int (*send)(struct mbmpi_req *r);
+	int (*recv)(struct mbmpi_req *r);
+	int (*probe)(struct mbmpi_comm *c, int src, int tag, bool claim, int *flag,
+		     MPI_Status *st, struct mbmpi_msg **msg);
+	int (*cancel)(struct mbmpi_req *r);
+	int (*progress)(void);
+	void (*fini)(void);
+};
+extern const struct mbmpi_engine mbmpi_tagged_engine;
+
+/* ---- Process-wide state ---- */
+struct mbmpi_state {
+	int initialized, finalized;
+	int thread_level;
+	int world_rank, world_size;
+	bool singleton;
+	bool yield;                /* oversubscribed: yield the core when idle */
+	int spin;                  /* idle polls before yielding */
+	int local_size;
+	char **hosts;              /* world rank -> node name */
+	const struct mbmpi_engine *eng;
+	uint32_t next_ctx;
+	char procname[MPI_MAX_PROCESSOR_NAME];
+	/* buffered sends */
+	char *bbuf;
+	size_t bbuf_size;
+	struct mbu_dlist bsends;
+	/* collective algorithm choices (0 = automatic) */
+	int alg_bcast, alg_allreduce, alg_allgather, alg_alltoall, alg_reduce_scatter, alg_barrier;
+	size_t max_msg;            /* engine-level message limit; larger ones are chunked */
+};
+extern struct mbmpi_state mbmpi;
+
+/* Errors: raise through the communicator's handler and return the class. */
+int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn);
+#define MBMPI_ERR(c, code) mbmpi_err((c), (code), __func__)
+
+#define MBMPI_CHECK_INIT()                                                 \
+	do {                                                               \
+		if (MBMPI_UNLIKELY(!mbmpi.initialized || mbmpi.finalized)) \
+			return MBMPI_ERR(NULL, MPI_ERR_OTHER);             \
+	} while (0)
+
+int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out);
+
+/* Engine progress and blocking-wait helpers. */
+void mbmpi_idle(int *spins);
+int mbmpi_progress(void);
+
+/* Point-to-point internals used by collectives and the MPI calls. */
+int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,
+		struct mbmpi_comm *c, uint32_t ctx, int mode, struct mbmpi_req **out);
+int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
+		struct mbmpi_comm *c, uint32_t ctx, struct mbmpi_req **out);
+int mbmpi_wait(struct mbmpi_req *r, MPI_Status *st);
+int mbmpi_waitall(int n, struct mbmpi_req **r);
+void mbmpi_req_free(struct mbmpi_req *r);
+struct mbmpi_req *mbmpi_req_alloc(void);
+void mbmpi_req_done(struct mbmpi_req *r);
+void mbmpi_status_empty(MPI_Status *st);
+int mbmpi_bsend_detach_wait(void);
+struct mbmpi_fop *mbmpi_fop_alloc(void);
+void mbmpi_fop_free(struct mbmpi_fop *f);
+void mbmpi_p2p_fini(void);
+
+/* Collectives. */
+int mbmpi_barrier(struct mbmpi_comm *c);
+int mbmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+		    struct mbmpi_comm *c);
+/* vals[rank*per .. rank*per+per) in, every rank's out */
+int mbmpi_allgather_int(int *vals, int per, struct mbmpi_comm *c);
+
+/* Parameters (MATCHBOX_MPI_*), shared with mpirun's --params. */
+const char *mbmpi_env(const char *name, const char *dflt);
+long mbmpi_env_long(const char *name, long dflt);
+
+#endif

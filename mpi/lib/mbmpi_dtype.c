@@ -1,0 +1,678 @@
+/*
+ * Datatypes. Every type is flattened at construction into the typemap of one
+ * instance: runs of bytes (displacement, length, element type), adjacent runs
+ * of the same element type merged. Packing, unpacking and element counts walk
+ * that list; sends and receives of a type that is one run skip it entirely.
+ * Constructors copy their inputs' typemaps, so freeing an input never
+ * affects a type built from it.
+ */
+#include "mbmpi.h"
+
+#include <complex.h>
+#include <stdio.h>
+#include <wchar.h>
+
+struct mbmpi_dtype mbmpi_predef_types[MBMPI_NUM_PREDEF_TYPES];
+static struct mbmpi_seg mbmpi_predef_segs[MBMPI_NUM_PREDEF_TYPES][2];
+
+#define MBMPI_PAIR(idx, T, vbasic, nm)                                                      \
+	do {                                                                                \
+		struct pair {                                                               \
+			T v;                                                                \
+			int i;                                                              \
+		};                                                                          \
+		mbmpi_predef_pair(idx, nm, vbasic, sizeof(T), offsetof(struct pair, i),     \
+				  sizeof(struct pair));                                     \
+	} while (0)
+
+static void mbmpi_predef_set(int idx, const char *name, size_t size)
+{
+	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
+
+	d->flags = MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED | MBMPI_DT_CONTIG;
+	d->refs = 1;
+	d->size = size;
+	d->lb = d->true_lb = 0;
+	d->extent = d->true_ub = (MPI_Aint)size;
+	d->nseg = 1;
+	d->segs = mbmpi_predef_segs[idx];
+	d->segs[0] = (struct mbmpi_seg){.disp = 0, .len = size, .basic = (uint16_t)idx};
+	d->base = idx;
+	d->nelem = 1;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
+/* The MINLOC/MAXLOC pair types: a value and an int, kept as two runs so the
+ * element count is two, as for any struct of two basic types. */
+static void mbmpi_predef_pair(int idx, const char *name, int vbasic, size_t vsize, size_t ioff,
+			      size_t ext)
+{
+	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
+
+	mbmpi_predef_set(idx, name, vsize + sizeof(int));
+	d->flags = MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED;
+	d->extent = (MPI_Aint)ext;
+	d->segs[0] = (struct mbmpi_seg){.disp = 0, .len = vsize, .basic = (uint16_t)vbasic};
+	d->segs[1] = (struct mbmpi_seg){.disp = (MPI_Aint)ioff, .len = sizeof(int), .basic = 8};
+	d->true_ub = (MPI_Aint)(ioff + sizeof(int));
+	d->nseg = 2;
+	d->nelem = 2;
+}
+
+void mbmpi_dtype_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	mbmpi_predef_set(1, "MPI_CHAR", sizeof(char));
+	mbmpi_predef_set(2, "MPI_SIGNED_CHAR", sizeof(signed char));
+	mbmpi_predef_set(3, "MPI_UNSIGNED_CHAR", sizeof(unsigned char));
+	mbmpi_predef_set(4, "MPI_BYTE", 1);
+	mbmpi_predef_set(5, "MPI_WCHAR", sizeof(wchar_t));
+	mbmpi_predef_set(6, "MPI_SHORT", sizeof(short));
+	mbmpi_predef_set(7, "MPI_UNSIGNED_SHORT", sizeof(unsigned short));
+	mbmpi_predef_set(8, "MPI_INT", sizeof(int));
+	mbmpi_predef_set(9, "MPI_UNSIGNED", sizeof(unsigned));
+	mbmpi_predef_set(10, "MPI_LONG", sizeof(long));
+	mbmpi_predef_set(11, "MPI_UNSIGNED_LONG", sizeof(unsigned long));
+	mbmpi_predef_set(12, "MPI_LONG_LONG_INT", sizeof(long long));
+	mbmpi_predef_set(13, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long));
+	mbmpi_predef_set(14, "MPI_FLOAT", sizeof(float));
+	mbmpi_predef_set(15, "MPI_DOUBLE", sizeof(double));
+	mbmpi_predef_set(16, "MPI_LONG_DOUBLE", sizeof(long double));
+	mbmpi_predef_set(17, "MPI_INT8_T", 1);
+	mbmpi_predef_set(18, "MPI_INT16_T", 2);
+	mbmpi_predef_set(19, "MPI_INT32_T", 4);
+	mbmpi_predef_set(20, "MPI_INT64_T", 8);
+	mbmpi_predef_set(21, "MPI_UINT8_T", 1);
+	mbmpi_predef_set(22, "MPI_UINT16_T", 2);
+	mbmpi_predef_set(23, "MPI_UINT32_T", 4);
+	mbmpi_predef_set(24, "MPI_UINT64_T", 8);
+	mbmpi_predef_set(25, "MPI_C_BOOL", sizeof(_Bool));
+	mbmpi_predef_set(26, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex));
+	mbmpi_predef_set(27, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex));
+	mbmpi_predef_set(28, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex));
+	mbmpi_predef_set(29, "MPI_AINT", sizeof(MPI_Aint));
+	mbmpi_predef_set(30, "MPI_OFFSET", sizeof(MPI_Offset));
+	mbmpi_predef_set(31, "MPI_COUNT", sizeof(MPI_Count));
+	mbmpi_predef_set(32, "MPI_PACKED", 1);
+	MBMPI_PAIR(33, float, 14, "MPI_FLOAT_INT");
+	MBMPI_PAIR(34, double, 15, "MPI_DOUBLE_INT");
+	MBMPI_PAIR(35, long, 10, "MPI_LONG_INT");
+	MBMPI_PAIR(36, int, 8, "MPI_2INT");
+	MBMPI_PAIR(37, short, 6, "MPI_SHORT_INT");
+	MBMPI_PAIR(38, long double, 16, "MPI_LONG_DOUBLE_INT");
+	mbmpi_predef_set(0, "MPI_DATATYPE_NULL", 0);
+	mbmpi_predef_types[0].flags = MBMPI_DT_PREDEF;
+}
+
+int mbmpi_dt_check(MPI_Datatype h)
+{
+	struct mbmpi_dtype *d;
+
+	if (h == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
+	d = mbmpi_dt(h);
+	if (!(d->flags & MBMPI_DT_COMMITTED) || d->refs <= 0)
+		return MPI_ERR_TYPE;
+	return MPI_SUCCESS;
+}
+
+void mbmpi_dt_release(struct mbmpi_dtype *d)
+{
+	if (d->flags & MBMPI_DT_PREDEF)
+		return;
+	if (--d->refs == 0) {
+		free(d->segs);
+		free(d);
+	}
+}
+
+/* ---- Packing ---- */
+
+void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void *out)
+{
+	const char *src = in;
+	char *dst = out;
+
+	for (size_t i = 0; i < count; i++, src += d->extent)
+		for (int s = 0; s < d->nseg; s++) {
+			memcpy(dst, src + d->segs[s].disp, d->segs[s].len);
+			dst += d->segs[s].len;
+		}
+}
+
+size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const struct mbmpi_dtype *d)
+{
+	const char *src = in;
+	char *dst = out;
+	size_t left = bytes;
+
+	for (size_t i = 0; i < count && left; i++, dst += d->extent)
+		for (int s = 0; s < d->nseg && left; s++) {
+			size_t n = d->segs[s].len < left ? d->segs[s].len : left;
+
+			memcpy(dst + d->segs[s].disp, src, n);
+			src += n;
+			left -= n;
+		}
+	return bytes - left;
+}
+
+size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact)
+{
+	size_t n = 0, inst;
+
+	*exact = true;
+	if (!d->size) {
+		*exact = bytes == 0;
+		return 0;
+	}
+	inst = bytes / d->size;
+	n = inst * d->nelem;
+	bytes -= inst * d->size;
+	for (int s = 0; s < d->nseg && bytes; s++) {
+		size_t esz = mbmpi_predef_types[d->segs[s].basic].size;
+		size_t take = d->segs[s].len < bytes ? d->segs[s].len : bytes;
+
+		n += take / esz;
+		if (take % esz)
+			*exact = false;
+		bytes -= take;
+	}
+	return n;
+}
+
+/* ---- Construction ---- */
+
+struct mbmpi_builder {
+	struct mbmpi_dtype *d;
+	int cap;
+	bool first;
+	int base;
+};
+
+static int mbmpi_build_begin(struct mbmpi_builder *b)
+{
+	b->d = calloc(1, sizeof(*b->d));
+	if (!b->d)
+		return MPI_ERR_NO_MEM;
+	b->d->refs = 1;
+	b->cap = 0;
+	b->first = true;
+	b->base = -1;
+	return MPI_SUCCESS;
+}
+
+static int mbmpi_build_seg(struct mbmpi_builder *b, MPI_Aint disp, size_t len, uint16_t basic)
+{
+	struct mbmpi_dtype *d = b->d;
+	struct mbmpi_seg *last = d->nseg ? &d->segs[d->nseg - 1] : NULL;
+
+	if (!len)
+		return MPI_SUCCESS;
+	if (last && last->basic == basic && last->disp + (MPI_Aint)last->len == disp) {
+		last->len += len;
+		return MPI_SUCCESS;
+	}
+	if (d->nseg == b->cap) {
+		int cap = b->cap ? b->cap * 2 : 8;
+		struct mbmpi_seg *s = realloc(d->segs, sizeof(*s) * (size_t)cap);
+
+		if (!s)
+			return MPI_ERR_NO_MEM;
+		d->segs = s;
+		b->cap = cap;
+	}
+	d->segs[d->nseg++] = (struct mbmpi_seg){.disp = disp, .len = len, .basic = basic};
+	return MPI_SUCCESS;
+}
+
+/* Appends `blocklen` consecutive instances of `old` at byte displacement `disp`. */
+static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t blocklen,
+			     const struct mbmpi_dtype *old)
+{
+	struct mbmpi_dtype *d = b->d;
+	MPI_Aint lb, ub, tlb, tub;
+	int ret;
+
+	if (!blocklen)
+		return MPI_SUCCESS;
+	/* Extremes of the first and last instance; extents may be negative. */
+	lb = disp + old->lb;
+	ub = lb + old->extent;
+	tlb = disp + old->true_lb;
+	tub = disp + old->true_ub;
+	{
+		MPI_Aint shift = (MPI_Aint)(blocklen - 1) * old->extent;
+
+		lb = lb < lb + shift ? lb : lb + shift;
+		ub = ub > ub + shift ? ub : ub + shift;
+		tlb = tlb < tlb + shift ? tlb : tlb + shift;
+		tub = tub > tub + shift ? tub : tub + shift;
+	}
+	if (b->first) {
+		d->lb = lb;
+		d->extent = ub; /* holds ub until the end */
+		d->true_lb = tlb;
+		d->true_ub = tub;
+		b->first = false;
+	} else {
+		d->lb = lb < d->lb ? lb : d->lb;
+		d->extent = ub > d->extent ? ub : d->extent;
+		d->true_lb = tlb < d->true_lb ? tlb : d->true_lb;
+		d->true_ub = tub > d->true_ub ? tub : d->true_ub;
+	}
+	if (old->size) {
+		if (b->base == -1)
+			b->base = old->base;
+		else if (b->base != old->base)
+			b->base = 0;
+	}
+	d->size += blocklen * old->size;
+	d->nelem += blocklen * old->nelem;
+	if (old->nseg == 1 && old->extent == (MPI_Aint)old->size && old->segs[0].disp == old->lb &&
+	    (MPI_Aint)old->size == old->extent)
+		return mbmpi_build_seg(b, disp + old->segs[0].disp, blocklen * old->size,
+				       old->segs[0].basic);
+	for (size_t j = 0; j < blocklen; j++)
+		for (int s = 0; s < old->nseg; s++) {
+			ret = mbmpi_build_seg(b, disp + (MPI_Aint)j * old->extent + old->segs[s].disp,
+					      old->segs[s].len, old->segs[s].basic);
+			if (ret)
+				return ret;
+		}
+	return MPI_SUCCESS;
+}
+
+static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
+{
+	struct mbmpi_dtype *d = b->d;
+
+	if (b->first) {
+		d->lb = d->extent = d->true_lb = d->true_ub = 0;
+	} else {
+		d->extent -= d->lb;
+	}
+	d->base = b->base > 0 ? b->base : 0;
+	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
+		d->flags |= MBMPI_DT_CONTIG;
+	return (MPI_Datatype)d;
+}
+
+static void mbmpi_build_abort(struct mbmpi_builder *b)
+{
+	free(b->d->segs);
+	free(b->d);
+}
+
+static int mbmpi_check_old(MPI_Datatype old)
+{
+	struct mbmpi_dtype *d;
+
+	if (old == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
+	d = mbmpi_dt(old);
+	return d->refs > 0 ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
+
+/* The constructors differ only in how they place blocks; one helper builds
+ * from parallel arrays of byte displacements, block lengths and types. */
+static int mbmpi_build(int count, const int *blens, int blen1, const MPI_Aint *bdisp,
+		       const MPI_Datatype *types, MPI_Datatype type1, MPI_Datatype *newtype)
+{
+	struct mbmpi_builder b;
+	int ret;
+
+	if (count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
+	if (!newtype || (count && !bdisp))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	for (int i = 0; i < count; i++) {
+		if ((blens ? blens[i] : blen1) < 0)
+			return MBMPI_ERR(NULL, MPI_ERR_ARG);
+		if (mbmpi_check_old(types ? types[i] : type1))
+			return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	}
+	if (mbmpi_build_begin(&b))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	for (int i = 0; i < count; i++) {
+		ret = mbmpi_build_block(&b, bdisp[i], (size_t)(blens ? blens[i] : blen1),
+					mbmpi_dt(types ? types[i] : type1));
+		if (ret) {
+			mbmpi_build_abort(&b);
+			return MBMPI_ERR(NULL, ret);
+		}
+	}
+	*newtype = mbmpi_build_end(&b);
+	return MPI_SUCCESS;
+}
+
+static MPI_Aint *mbmpi_disps(int count)
+{
+	return malloc(sizeof(MPI_Aint) * (size_t)(count > 0 ? count : 1));
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_Aint zero = 0;
+
+	if (count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
+	return mbmpi_build(1, &count, 0, &zero, NULL, old, newtype);
+}
+MBMPI_ALIAS(Type_contiguous)
+
+static int mbmpi_hvector(int count, int blen, MPI_Aint stride_bytes, MPI_Datatype old,
+			 MPI_Datatype *newtype)
+{
+	MPI_Aint *d;
+	int ret;
+
+	if (count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
+	if (mbmpi_check_old(old))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	d = mbmpi_disps(count);
+	if (!d)
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	for (int i = 0; i < count; i++)
+		d[i] = (MPI_Aint)i * stride_bytes;
+	ret = mbmpi_build(count, NULL, blen, d, NULL, old, newtype);
+	free(d);
+	return ret;
+}
+
+int PMPI_Type_vector(int count, int blen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	if (mbmpi_check_old(old))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	return mbmpi_hvector(count, blen, (MPI_Aint)stride * mbmpi_dt(old)->extent, old, newtype);
+}
+MBMPI_ALIAS(Type_vector)
+
+int PMPI_Type_create_hvector(int count, int blen, MPI_Aint stride, MPI_Datatype old,
+			     MPI_Datatype *newtype)
+{
+	return mbmpi_hvector(count, blen, stride, old, newtype);
+}
+MBMPI_ALIAS(Type_create_hvector)
+
+static int mbmpi_indexed(int count, const int *blens, int blen1, const int *idisp,
+			 const MPI_Aint *bdisp, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_Aint *d;
+	int ret;
+
+	if (count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
+	if (mbmpi_check_old(old))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (count && ((!blens && blen1 < 0) || (!idisp && !bdisp)))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	d = mbmpi_disps(count);
+	if (!d)
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	for (int i = 0; i < count; i++)
+		d[i] = idisp ? (MPI_Aint)idisp[i] * mbmpi_dt(old)->extent : bdisp[i];
+	ret = mbmpi_build(count, blens, blen1, d, NULL, old, newtype);
+	free(d);
+	return ret;
+}
+
+int PMPI_Type_indexed(int count, const int blens[], const int displs[], MPI_Datatype old,
+		      MPI_Datatype *newtype)
+{
+	if (count > 0 && !blens)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_indexed(count, blens, 0, displs, NULL, old, newtype);
+}
+MBMPI_ALIAS(Type_indexed)
+
+int PMPI_Type_create_hindexed(int count, const int blens[], const MPI_Aint displs[],
+			      MPI_Datatype old, MPI_Datatype *newtype)
+{
+	if (count > 0 && !blens)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_indexed(count, blens, 0, NULL, displs, old, newtype);
+}
+MBMPI_ALIAS(Type_create_hindexed)
+
+int PMPI_Type_create_indexed_block(int count, int blen, const int displs[], MPI_Datatype old,
+				   MPI_Datatype *newtype)
+{
+	return mbmpi_indexed(count, NULL, blen, displs, NULL, old, newtype);
+}
+MBMPI_ALIAS(Type_create_indexed_block)
+
+int PMPI_Type_create_hindexed_block(int count, int blen, const MPI_Aint displs[], MPI_Datatype old,
+				    MPI_Datatype *newtype)
+{
+	return mbmpi_indexed(count, NULL, blen, NULL, displs, old, newtype);
+}
+MBMPI_ALIAS(Type_create_hindexed_block)
+
+int PMPI_Type_create_struct(int count, const int blens[], const MPI_Aint displs[],
+			    const MPI_Datatype types[], MPI_Datatype *newtype)
+{
+	if (count > 0 && (!blens || !types))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_build(count, blens, 0, displs, types, MPI_DATATYPE_NULL, newtype);
+}
+MBMPI_ALIAS(Type_create_struct)
+
+static int mbmpi_copy_type(MPI_Datatype old, MPI_Datatype *newtype, struct mbmpi_dtype **out)
+{
+	struct mbmpi_dtype *o, *d;
+
+	if (mbmpi_check_old(old))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!newtype)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	o = mbmpi_dt(old);
+	d = malloc(sizeof(*d));
+	if (!d)
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	*d = *o;
+	d->segs = malloc(sizeof(*d->segs) * (size_t)(o->nseg ? o->nseg : 1));
+	if (!d->segs) {
+		free(d);
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	}
+	memcpy(d->segs, o->segs, sizeof(*d->segs) * (size_t)o->nseg);
+	d->refs = 1;
+	d->flags &= ~(MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED);
+	d->name[0] = 0;
+	*out = d;
+	*newtype = (MPI_Datatype)d;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+{
+	struct mbmpi_dtype *d;
+	int ret = mbmpi_copy_type(old, newtype, &d);
+
+	if (ret)
+		return ret;
+	d->lb = lb;
+	d->extent = extent;
+	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
+		d->flags |= MBMPI_DT_CONTIG;
+	else
+		d->flags &= ~MBMPI_DT_CONTIG;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_create_resized)
+
+int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
+{
+	struct mbmpi_dtype *d;
+	int ret = mbmpi_copy_type(old, newtype, &d);
+
+	if (ret)
+		return ret;
+	d->flags |= mbmpi_dt(old)->flags & MBMPI_DT_COMMITTED;
+	if (mbmpi_dt(old)->flags & MBMPI_DT_PREDEF)
+		d->flags |= MBMPI_DT_COMMITTED;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_dup)
+
+int PMPI_Type_commit(MPI_Datatype *dt)
+{
+	if (!dt || mbmpi_check_old(*dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	mbmpi_dt(*dt)->flags |= MBMPI_DT_COMMITTED;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_commit)
+
+int PMPI_Type_free(MPI_Datatype *dt)
+{
+	if (!dt || mbmpi_check_old(*dt) || (mbmpi_dt(*dt)->flags & MBMPI_DT_PREDEF))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	mbmpi_dt_release(mbmpi_dt(*dt));
+	*dt = MPI_DATATYPE_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_free)
+
+int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	if (mbmpi_check_old(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!lb || !extent)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*lb = mbmpi_dt(dt)->lb;
+	*extent = mbmpi_dt(dt)->extent;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_get_extent)
+
+int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	if (mbmpi_check_old(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!lb || !extent)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*lb = mbmpi_dt(dt)->true_lb;
+	*extent = mbmpi_dt(dt)->true_ub - mbmpi_dt(dt)->true_lb;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_get_true_extent)
+
+int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size)
+{
+	if (mbmpi_check_old(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!size)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*size = (MPI_Count)mbmpi_dt(dt)->size;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_size_x)
+
+int PMPI_Type_size(MPI_Datatype dt, int *size)
+{
+	MPI_Count n;
+	int ret = PMPI_Type_size_x(dt, &n);
+
+	if (!ret && size)
+		*size = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+	return ret;
+}
+MBMPI_ALIAS(Type_size)
+
+int PMPI_Type_set_name(MPI_Datatype dt, const char *name)
+{
+	if (mbmpi_check_old(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!name)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	snprintf(mbmpi_dt(dt)->name, MPI_MAX_OBJECT_NAME, "%s", name);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_set_name)
+
+int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *len)
+{
+	if (mbmpi_check_old(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if (!name || !len)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*len = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", mbmpi_dt(dt)->name);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_get_name)
+
+int PMPI_Pack(const void *in, int incount, MPI_Datatype dt, void *out, int outsize, int *pos,
+	      MPI_Comm comm)
+{
+	struct mbmpi_comm *c;
+	size_t need;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (incount < 0)
+		return MBMPI_ERR(c, MPI_ERR_COUNT);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(c, MPI_ERR_TYPE);
+	if (!pos || *pos < 0 || outsize < 0 || (!out && outsize))
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	need = (size_t)incount * mbmpi_dt(dt)->size;
+	if ((size_t)*pos + need > (size_t)outsize)
+		return MBMPI_ERR(c, MPI_ERR_TRUNCATE);
+	mbmpi_pack(in, (size_t)incount, mbmpi_dt(dt), (char *)out + *pos);
+	*pos += (int)need;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Pack)
+
+int PMPI_Unpack(const void *in, int insize, int *pos, void *out, int outcount, MPI_Datatype dt,
+		MPI_Comm comm)
+{
+	struct mbmpi_comm *c;
+	size_t need;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (outcount < 0)
+		return MBMPI_ERR(c, MPI_ERR_COUNT);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(c, MPI_ERR_TYPE);
+	if (!pos || *pos < 0 || insize < 0 || (!in && insize))
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	need = (size_t)outcount * mbmpi_dt(dt)->size;
+	if ((size_t)*pos + need > (size_t)insize)
+		return MBMPI_ERR(c, MPI_ERR_TRUNCATE);
+	mbmpi_unpack((const char *)in + *pos, need, out, (size_t)outcount, mbmpi_dt(dt));
+	*pos += (int)need;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Unpack)
+
+int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
+{
+	struct mbmpi_comm *c;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (incount < 0)
+		return MBMPI_ERR(c, MPI_ERR_COUNT);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(c, MPI_ERR_TYPE);
+	if (!size)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	*size = (int)((size_t)incount * mbmpi_dt(dt)->size);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Pack_size)

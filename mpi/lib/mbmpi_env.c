@@ -1,0 +1,593 @@
+/*
+ * The MPI environment: MPI_Init/Finalize over PMIx (address exchange by
+ * Put/Commit/Fence/Get and nothing else), a singleton mode when no launcher
+ * is present, error handlers and error strings, Abort, timers, memory and
+ * the library's parameters.
+ */
+#include "mbmpi.h"
+#include "mbmpi_params.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pmix.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+struct mbmpi_state mbmpi;
+static pmix_proc_t mbmpi_proc;
+static bool mbmpi_pmix;
+
+struct mbmpi_errh {
+	MPI_Comm_errhandler_function *fn;
+};
+
+const char *mbmpi_env(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+long mbmpi_env_long(const char *name, long dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	x = strtol(v, &end, 0);
+	if (errno || *end || x < 0) {
+		fprintf(stderr, "matchbox mpi: ignoring %s=%s (not a non-negative number)\n", name, v);
+		return dflt;
+	}
+	return x;
+}
+
+/* ---- Errors ---- */
+
+static const char *const mbmpi_errstr[] = {
+	[MPI_SUCCESS] = "MPI_SUCCESS: no error",
+	[MPI_ERR_BUFFER] = "MPI_ERR_BUFFER: invalid buffer pointer",
+	[MPI_ERR_COUNT] = "MPI_ERR_COUNT: invalid count argument",
+	[MPI_ERR_TYPE] = "MPI_ERR_TYPE: invalid or uncommitted datatype",
+	[MPI_ERR_TAG] = "MPI_ERR_TAG: invalid tag",
+	[MPI_ERR_COMM] = "MPI_ERR_COMM: invalid communicator",
+	[MPI_ERR_RANK] = "MPI_ERR_RANK: invalid rank",
+	[MPI_ERR_REQUEST] = "MPI_ERR_REQUEST: invalid request",
+	[MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
+	[MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
+	[MPI_ERR_OP] = "MPI_ERR_OP: invalid reduce operation",
+	[MPI_ERR_TOPOLOGY] = "MPI_ERR_TOPOLOGY: invalid topology",
+	[MPI_ERR_DIMS] = "MPI_ERR_DIMS: invalid dimension argument",
+	[MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
+	[MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
+	[MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated",
+	[MPI_ERR_OTHER] = "MPI_ERR_OTHER: other error (see the message printed before it)",
+	[MPI_ERR_INTERN] = "MPI_ERR_INTERN: internal error",
+	[MPI_ERR_IN_STATUS] = "MPI_ERR_IN_STATUS: error code is in status",
+	[MPI_ERR_PENDING] = "MPI_ERR_PENDING: pending request",
+	[MPI_ERR_KEYVAL] = "MPI_ERR_KEYVAL: invalid keyval",
+	[MPI_ERR_NO_MEM] = "MPI_ERR_NO_MEM: out of memory",
+	[MPI_ERR_INFO] = "MPI_ERR_INFO: invalid info object",
+	[MPI_ERR_UNSUPPORTED_OPERATION] = "MPI_ERR_UNSUPPORTED_OPERATION: not supported by this library",
+	[MPI_ERR_PROC_FAILED] = "MPI_ERR_PROC_FAILED: a peer process failed",
+};
+
+int PMPI_Error_string(int code, char *string, int *resultlen)
+{
+	if (!string || !resultlen)
+		return MPI_ERR_ARG;
+	if (code < 0 || code > MPI_ERR_LASTCODE) {
+		*resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "unknown error code %d", code);
+		return MPI_ERR_ARG;
+	}
+	*resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", mbmpi_errstr[code]);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Error_string)
+
+int PMPI_Error_class(int code, int *cls)
+{
+	if (!cls || code < 0 || code > MPI_ERR_LASTCODE)
+		return MPI_ERR_ARG;
+	*cls = code;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Error_class)
+
+static _Noreturn void mbmpi_die(int code)
+{
+	if (mbmpi_pmix)
+		PMIx_Abort(code, "MPI_Abort", NULL, 0);
+	_exit(code ? code : 1);
+}
+
+int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn)
+{
+	MPI_Errhandler h;
+
+	if (code == MPI_SUCCESS)
+		return code;
+	if (!c)
+		c = &mbmpi_comm_world;
+	h = c->errh;
+	if (h == MPI_ERRORS_RETURN)
+		return code;
+	if (h != MPI_ERRORS_ARE_FATAL && h != MPI_ERRORS_ABORT && h != MPI_ERRHANDLER_NULL) {
+		MPI_Comm handle = c->predef ? (c == &mbmpi_comm_world ? MPI_COMM_WORLD : MPI_COMM_SELF)
+					    : (MPI_Comm)c;
+		h->fn(&handle, &code, fn);
+		return code;
+	}
+	fprintf(stderr, "matchbox mpi: rank %d: %s: %s; aborting the job\n", mbmpi.world_rank,
+		fn, code <= MPI_ERR_LASTCODE && code > 0 ? mbmpi_errstr[code] : "error");
+	mbmpi_die(code);
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+{
+	struct mbmpi_comm *c;
+	int ret = mbmpi_check_comm(comm, &c);
+
+	if (ret)
+		return MBMPI_ERR(NULL, ret);
+	if (eh == MPI_ERRHANDLER_NULL)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	c->errh = eh;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
+{
+	struct mbmpi_comm *c;
+	int ret = mbmpi_check_comm(comm, &c);
+
+	if (ret)
+		return MBMPI_ERR(NULL, ret);
+	if (!eh)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	*eh = c->errh;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_get_errhandler)
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	struct mbmpi_errh *h;
+
+	if (!fn || !eh)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	h = malloc(sizeof(*h));
+	if (!h)
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	h->fn = fn;
+	*eh = h;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_create_errhandler)
+
+int PMPI_Errhandler_free(MPI_Errhandler *eh)
+{
+	if (!eh || *eh == MPI_ERRHANDLER_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	/* Communicators may still use a user handler, so it stays allocated
+	 * until exit; predefined ones are never freed. */
+	*eh = MPI_ERRHANDLER_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Errhandler_free)
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int code)
+{
+	struct mbmpi_comm *c;
+	int ret = mbmpi_check_comm(comm, &c);
+
+	if (ret)
+		return MBMPI_ERR(NULL, ret);
+	mbmpi_err(c, code, "MPI_Comm_call_errhandler");
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_call_errhandler)
+
+/* ---- Start-up ---- */
+
+/* Programs built with our mpicc find the matchbox provider beside libmpi,
+ * in the build tree or installed, with no FI_PROVIDER_PATH set by hand. */
+static void mbmpi_provider_path(void)
+{
+	Dl_info info;
+	char self[PATH_MAX], dir[PATH_MAX + 64];
+	const char *old = getenv("FI_PROVIDER_PATH");
+	const char *pick = MBMPI_PROV_INSTALL_DIR;
+	char *slash;
+
+	if (dladdr((void *)mbmpi_provider_path, &info) && info.dli_fname &&
+	    realpath(info.dli_fname, self)) {
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		if (!strcmp(self, MBMPI_BUILD_LIB_DIR))
+			pick = MBMPI_PROV_BUILD_DIR;
+	}
+	if (old && strstr(old, pick))
+		return;
+	snprintf(dir, sizeof(dir), "%s%s%s", pick, old ? ":" : "", old ? old : "");
+	setenv("FI_PROVIDER_PATH", dir, 1);
+}
+
+static int mbmpi_count_cpus(void)
+{
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Exchanges {fabric address, node name} through PMIx and fills the AV. */
+static int mbmpi_modex(fi_addr_t *addrs)
+{
+	char blob[512], *all = NULL;
+	size_t alen = 256, hlen;
+	pmix_value_t val, *pv;
+	pmix_info_t info;
+	pmix_proc_t proc;
+	bool collect = true;
+	int ret = MPI_ERR_OTHER, n = mbmpi.world_size;
+	size_t stride = 0;
+
+	if (mbmpi.eng->getname(blob + 2, &alen) || alen > 250)
+		return MPI_ERR_OTHER;
+	blob[0] = (char)(alen & 0xff);
+	blob[1] = (char)(alen >> 8);
+	hlen = strlen(mbmpi.procname) + 1;
+	memcpy(blob + 2 + alen, mbmpi.procname, hlen);
+
+	mbmpi.hosts = calloc((size_t)n, sizeof(char *));
+	if (!mbmpi.hosts)
+		return MPI_ERR_NO_MEM;
+	if (!mbmpi_pmix) {
+		mbmpi.hosts[0] = strdup(mbmpi.procname);
+		ret = mbmpi.eng->insert(blob + 2, alen, 1, addrs) ? MPI_ERR_OTHER : MPI_SUCCESS;
+		return ret;
+	}
+
+	val.type = PMIX_BYTE_OBJECT;
+	val.data.bo.bytes = blob;
+	val.data.bo.size = 2 + alen + hlen;
+	if (PMIx_Put(PMIX_GLOBAL, "mbmpi.addr", &val) != PMIX_SUCCESS ||
+	    PMIx_Commit() != PMIX_SUCCESS)
+		return MPI_ERR_OTHER;
+	PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+	PMIX_PROC_LOAD(&proc, mbmpi_proc.nspace, PMIX_RANK_WILDCARD);
+	if (PMIx_Fence(&proc, 1, &info, 1) != PMIX_SUCCESS)
+		return MPI_ERR_OTHER;
+	for (int r = 0; r < n; r++) {
+		size_t al;
+		const char *b;
+
+		PMIX_PROC_LOAD(&proc, mbmpi_proc.nspace, (pmix_rank_t)r);
+		if (PMIx_Get(&proc, "mbmpi.addr", NULL, 0, &pv) != PMIX_SUCCESS)
+			goto out;
+		b = pv->data.bo.bytes;
+		al = pv->type == PMIX_BYTE_OBJECT && pv->data.bo.size > 2
+			     ? ((size_t)(unsigned char)b[0] | (size_t)(unsigned char)b[1] << 8)
+			     : 0;
+		if (!al || al + 3 > pv->data.bo.size || b[pv->data.bo.size - 1] ||
+		    (stride && al != stride)) {
+			fprintf(stderr, "matchbox mpi: rank %d published a malformed address\n", r);
+			PMIX_VALUE_RELEASE(pv);
+			goto out;
+		}
+		if (!all) {
+			stride = al;
+			all = malloc(stride * (size_t)n);
+			if (!all) {
+				PMIX_VALUE_RELEASE(pv);
+				ret = MPI_ERR_NO_MEM;
+				goto out;
+			}
+		}
+		memcpy(all + (size_t)r * stride, b + 2, al);
+		mbmpi.hosts[r] = strdup(b + 2 + al);
+		PMIX_VALUE_RELEASE(pv);
+		if (!mbmpi.hosts[r]) {
+			ret = MPI_ERR_NO_MEM;
+			goto out;
+		}
+	}
+	ret = mbmpi.eng->insert(all, stride, n, addrs) ? MPI_ERR_OTHER : MPI_SUCCESS;
+out:
+	free(all);
+	return ret;
+}
+
+static int mbmpi_alg(const char *var, const char *const *names)
+{
+	const char *v = mbmpi_env(var, "auto");
+
+	if (!strcmp(v, "auto"))
+		return 0;
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(v, names[i]))
+			return i + 1;
+	fprintf(stderr, "matchbox mpi: unknown %s=%s, using auto\n", var, v);
+	return 0;
+}
+
+static void mbmpi_read_params(void)
+{
+	static const char *const barrier[] = {"dissemination", NULL};
+	static const char *const bcast[] = {"binomial", "scatter_allgather", NULL};
+	static const char *const allreduce[] = {"recursive_doubling", "rabenseifner", NULL};
+	static const char *const allgather[] = {"recursive_doubling", "bruck", "ring", NULL};
+	static const char *const alltoall[] = {"bruck", "pairwise", NULL};
+	static const char *const rs[] = {"pairwise", "reduce_scatterv", NULL};
+
+	mbmpi.alg_barrier = mbmpi_alg("MATCHBOX_MPI_BARRIER", barrier);
+	mbmpi.alg_bcast = mbmpi_alg("MATCHBOX_MPI_BCAST", bcast);
+	mbmpi.alg_allreduce = mbmpi_alg("MATCHBOX_MPI_ALLREDUCE", allreduce);
+	mbmpi.alg_allgather = mbmpi_alg("MATCHBOX_MPI_ALLGATHER", allgather);
+	mbmpi.alg_alltoall = mbmpi_alg("MATCHBOX_MPI_ALLTOALL", alltoall);
+	mbmpi.alg_reduce_scatter = mbmpi_alg("MATCHBOX_MPI_REDUCE_SCATTER", rs);
+	mbmpi.spin = (int)mbmpi_env_long("MATCHBOX_MPI_SPIN", 64);
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	fi_addr_t *addrs = NULL;
+	const char *y;
+	int ret, local = 0;
+
+	(void)argc;
+	(void)argv;
+	if (mbmpi.initialized || mbmpi.finalized) {
+		fprintf(stderr, "matchbox mpi: MPI_Init called twice\n");
+		return MPI_ERR_OTHER;
+	}
+	mbmpi.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+			     : required < MPI_THREAD_SINGLE   ? MPI_THREAD_SINGLE
+							      : required;
+	if (provided)
+		*provided = mbmpi.thread_level;
+	mbmpi_read_params();
+	mbmpi_provider_path();
+	if (gethostname(mbmpi.procname, sizeof(mbmpi.procname) - 1))
+		strcpy(mbmpi.procname, "localhost");
+	mbu_dlist_init(&mbmpi.bsends);
+	mbmpi_dtype_init();
+
+	/* No PMIx server in the environment: a singleton, as `./a.out`. */
+	if (getenv("PMIX_NAMESPACE") || getenv("PMIX_SERVER_URI41") || getenv("PMIX_SERVER_URI4") ||
+	    getenv("PMIX_SERVER_URI3") || getenv("PMIX_SERVER_URI2")) {
+		pmix_value_t *v;
+		pmix_proc_t wild;
+
+		if (PMIx_Init(&mbmpi_proc, NULL, 0) != PMIX_SUCCESS) {
+			fprintf(stderr, "matchbox mpi: PMIx_Init failed\n");
+			return MPI_ERR_OTHER;
+		}
+		mbmpi_pmix = true;
+		PMIX_PROC_LOAD(&wild, mbmpi_proc.nspace, PMIX_RANK_WILDCARD);
+		if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_SUCCESS) {
+			fprintf(stderr, "matchbox mpi: PMIx has no job size\n");
+			return MPI_ERR_OTHER;
+		}
+		mbmpi.world_size = (int)v->data.uint32;
+		PMIX_VALUE_RELEASE(v);
+		mbmpi.world_rank = (int)mbmpi_proc.rank;
+	} else {
+		mbmpi.singleton = true;
+		mbmpi.world_size = 1;
+		mbmpi.world_rank = 0;
+	}
+
+	mbmpi.eng = &mbmpi_tagged_engine;
+	ret = mbmpi.eng->init();
+	if (ret)
+		return ret;
+	addrs = malloc(sizeof(*addrs) * (size_t)mbmpi.world_size);
+	if (!addrs)
+		return MPI_ERR_NO_MEM;
+	ret = mbmpi_modex(addrs);
+	if (ret) {
+		free(addrs);
+		return ret;
+	}
+	for (int r = 0; r < mbmpi.world_size; r++)
+		local += !strcmp(mbmpi.hosts[r], mbmpi.procname);
+	mbmpi.local_size = local;
+	y = mbmpi_env("MATCHBOX_MPI_YIELD", "auto");
+	mbmpi.yield = !strcmp(y, "auto") ? local > mbmpi_count_cpus() : atoi(y) != 0;
+
+	mbmpi_comm_world.addr = addrs;
+	ret = mbmpi_comm_init();
+	if (ret)
+		return ret;
+	mbmpi.initialized = 1;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Init_thread)
+
+int PMPI_Init(int *argc, char ***argv)
+{
+	int provided;
+	return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+MBMPI_ALIAS(Init)
+
+int PMPI_Finalize(void)
+{
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	mbmpi_bsend_detach_wait();
+	/* Every rank's sends are matched before anyone closes its endpoint. */
+	ret = mbmpi_barrier(&mbmpi_comm_world);
+	mbmpi_comm_fini();
+	mbmpi_p2p_fini();
+	mbmpi.eng->fini();
+	for (int r = 0; r < mbmpi.world_size && mbmpi.hosts; r++)
+		free(mbmpi.hosts[r]);
+	free(mbmpi.hosts);
+	mbmpi.hosts = NULL;
+	if (mbmpi_pmix)
+		PMIx_Finalize(NULL, 0);
+	mbmpi.finalized = 1;
+	return ret;
+}
+MBMPI_ALIAS(Finalize)
+
+int PMPI_Initialized(int *flag)
+{
+	if (!flag)
+		return MPI_ERR_ARG;
+	*flag = mbmpi.initialized;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+	if (!flag)
+		return MPI_ERR_ARG;
+	*flag = mbmpi.finalized;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Finalized)
+
+int PMPI_Query_thread(int *provided)
+{
+	if (!provided)
+		return MPI_ERR_ARG;
+	*provided = mbmpi.thread_level;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+	if (!flag)
+		return MPI_ERR_ARG;
+	*flag = 1; /* at most SERIALIZED: whichever thread calls is allowed to */
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Is_thread_main)
+
+int PMPI_Abort(MPI_Comm comm, int code)
+{
+	(void)comm; /* aborting a sub-communicator ends the whole job, as allowed */
+	fflush(stdout);
+	fflush(stderr);
+	mbmpi_die(code);
+}
+MBMPI_ALIAS(Abort)
+
+double PMPI_Wtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+MBMPI_ALIAS(Wtime)
+
+double PMPI_Wtick(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC, &ts))
+		return 1e-9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+MBMPI_ALIAS(Wtick)
+
+int PMPI_Get_processor_name(char *name, int *len)
+{
+	if (!name || !len)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (!mbmpi.procname[0] && gethostname(mbmpi.procname, sizeof(mbmpi.procname) - 1))
+		strcpy(mbmpi.procname, "localhost");
+	*len = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", mbmpi.procname);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_processor_name)
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+	if (!version || !subversion)
+		return MPI_ERR_ARG;
+	*version = MPI_VERSION;
+	*subversion = MPI_SUBVERSION;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_version)
+
+int PMPI_Get_library_version(char *version, int *len)
+{
+	if (!version || !len)
+		return MPI_ERR_ARG;
+	*len = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+			"Matchbox MPI %s (tagged engine over libfabric %u.%u, provider %s)",
+			MBMPI_VERSION, FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
+			mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_library_version)
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	void *p;
+
+	(void)info;
+	if (size < 0 || !baseptr)
+		return MBMPI_ERR(NULL, size < 0 ? MPI_ERR_ARG : MPI_ERR_ARG);
+	p = NULL;
+	if (posix_memalign(&p, 64, size ? (size_t)size : 1))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	*(void **)baseptr = p;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Alloc_mem)
+
+int PMPI_Free_mem(void *base)
+{
+	free(base);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Free_mem)
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+	if (!address)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*address = (MPI_Aint)location;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_address)
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+	return base + disp;
+}
+MBMPI_ALIAS(Aint_add)
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint a, MPI_Aint b)
+{
+	return a - b;
+}
+MBMPI_ALIAS(Aint_diff)
+
+/* ---- Blocking-wait policy ---- */
+
+void mbmpi_idle(int *spins)
+{
+	if (mbmpi.yield && ++*spins > mbmpi.spin)
+		sched_yield();
+}

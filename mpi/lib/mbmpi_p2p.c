@@ -1,0 +1,1157 @@
+/*
+ * MPI point-to-point over the engine: argument checks, the four send modes
+ * (buffered sends copy into the attached buffer and go out as standard sends
+ * the library owns), non-contiguous data through bounce buffers, persistent
+ * requests, the Wait/Test family, probes, matched probes and cancel.
+ * Requests and fabric operations come from free lists.
+ */
+#include "mbmpi.h"
+#include "mbu_pool.h"
+
+#include <stdio.h>
+
+static struct mbu_pool mbmpi_req_pool, mbmpi_fop_pool;
+static bool mbmpi_pools_ready;
+
+static int mbmpi_pools(void)
+{
+	if (mbmpi_pools_ready)
+		return 0;
+	if (mbu_pool_init(&mbmpi_req_pool, sizeof(struct mbmpi_req), 256, 0) ||
+	    mbu_pool_init(&mbmpi_fop_pool, sizeof(struct mbmpi_fop), 256, 0))
+		return -1;
+	mbmpi_pools_ready = true;
+	return 0;
+}
+
+void mbmpi_p2p_fini(void)
+{
+	if (!mbmpi_pools_ready)
+		return;
+	mbu_pool_fini(&mbmpi_req_pool);
+	mbu_pool_fini(&mbmpi_fop_pool);
+	mbmpi_pools_ready = false;
+}
+
+struct mbmpi_fop *mbmpi_fop_alloc(void)
+{
+	struct mbmpi_fop *f;
+
+	if (mbmpi_pools())
+		return NULL;
+	f = mbu_pool_get(&mbmpi_fop_pool);
+	if (f)
+		mbu_dlist_init(&f->link);
+	return f;
+}
+
+void mbmpi_fop_free(struct mbmpi_fop *f)
+{
+	mbu_pool_put(&mbmpi_fop_pool, f);
+}
+
+struct mbmpi_req *mbmpi_req_alloc(void)
+{
+	struct mbmpi_req *r;
+
+	if (mbmpi_pools())
+		return NULL;
+	r = mbu_pool_get(&mbmpi_req_pool);
+	if (r) {
+		memset(r, 0, sizeof(*r));
+		mbu_dlist_init(&r->link);
+	}
+	return r;
+}
+
+void mbmpi_status_empty(MPI_Status *st)
+{
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->mbmpi_cancelled = 0;
+	st->mbmpi_bytes = 0;
+}
+
+void mbmpi_req_free(struct mbmpi_req *r)
+{
+	if (r->dt)
+		mbmpi_dt_release(r->dt);
+	if (r->tmp && !r->tmp_is_bsend)
+		free(r->tmp);
+	if (r->tmp_is_bsend)
+		mbu_dlist_remove(&r->link);
+	mbu_pool_put(&mbmpi_req_pool, r);
+}
+
+/* Called when the last fabric operation of a request finished. */
+void mbmpi_req_done(struct mbmpi_req *r)
+{
+	if (r->kind == MBMPI_REQ_RECV && r->tmp && !r->status.mbmpi_cancelled) {
+		size_t got = r->status.mbmpi_bytes;
+		mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
+	}
+	if (r->tmp && !r->tmp_is_bsend) {
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+	r->status.MPI_ERROR = r->err;
+	r->complete = true;
+	if (r->internal || r->user_freed)
+		mbmpi_req_free(r);
+}
+
+int mbmpi_progress(void)
+{
+	return mbmpi.eng->progress();
+}
+
+/* ---- Argument checks ---- */
+
+int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out)
+{
+	struct mbmpi_comm *c = mbmpi_comm(h);
+
+	if (!c || c->refs <= 0)
+		return MPI_ERR_COMM;
+	*out = c;
+	return MPI_SUCCESS;
+}
+
+static int mbmpi_check_buf(const void *buf, int count, MPI_Datatype dt)
+{
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	if (mbmpi_dt_check(dt))
+		return MPI_ERR_TYPE;
+	/* MPI_BOTTOM (NULL) is legal with derived types built of absolute addresses. */
+	if (!buf && count > 0 && (mbmpi_dt(dt)->flags & MBMPI_DT_PREDEF) && mbmpi_dt(dt)->size)
+		return MPI_ERR_BUFFER;
+	return MPI_SUCCESS;
+}
+
+static int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+			    struct mbmpi_comm *c)
+{
+	int ret = mbmpi_check_buf(buf, count, dt);
+
+	if (ret)
+		return ret;
+	if (tag < 0 || tag > MBMPI_TAG_UB)
+		return MPI_ERR_TAG;
+	if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->size))
+		return MPI_ERR_RANK;
+	return MPI_SUCCESS;
+}
+
+static int mbmpi_check_recv(const void *buf, int count, MPI_Datatype dt, int src, int tag,
+			    struct mbmpi_comm *c)
+{
+	int ret = mbmpi_check_buf(buf, count, dt);
+
+	if (ret)
+		return ret;
+	if (tag != MPI_ANY_TAG && (tag < 0 || tag > MBMPI_TAG_UB))
+		return MPI_ERR_TAG;
+	if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
+		return MPI_ERR_RANK;
+	return MPI_SUCCESS;
+}
+
+/* ---- Starting operations ---- */
+
+static void mbmpi_req_proc_null(struct mbmpi_req *r)
+{
+	mbmpi_status_empty(&r->status);
+	r->status.MPI_SOURCE = MPI_PROC_NULL;
+	r->complete = true;
+}
+
+static int mbmpi_start_send(struct mbmpi_req *r)
+{
+	struct mbmpi_dtype *d = r->dt;
+	size_t bytes = (size_t)r->count * d->size;
+
+	r->complete = false;
+	r->err = MPI_SUCCESS;
+	r->outstanding = 0;
+	mbmpi_status_empty(&r->status);
+	if (r->peer == MPI_PROC_NULL) {
+		mbmpi_req_proc_null(r);
+		return MPI_SUCCESS;
+	}
+	if (!r->tmp_is_bsend) {
+		if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
+			r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
+		} else {
+			r->tmp = malloc(bytes ? bytes : 1);
+			if (!r->tmp)
+				return MPI_ERR_NO_MEM;
+			mbmpi_pack(r->buf, (size_t)r->count, d, r->tmp);
+			r->cbuf = r->tmp;
+		}
+	}
+	r->clen = bytes;
+	return mbmpi.eng->send(r);
+}
+
+static int mbmpi_start_recv(struct mbmpi_req *r)
+{
+	struct mbmpi_dtype *d = r->dt;
+	size_t bytes = (size_t)r->count * d->size;
+
+	r->complete = false;
+	r->err = MPI_SUCCESS;
+	r->outstanding = 0;
+	mbmpi_status_empty(&r->status);
+	if (r->peer == MPI_PROC_NULL) {
+		mbmpi_req_proc_null(r);
+		return MPI_SUCCESS;
+	}
+	if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
+		r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
+	} else {
+		r->tmp = malloc(bytes ? bytes : 1);
+		if (!r->tmp)
+			return MPI_ERR_NO_MEM;
+		r->cbuf = r->tmp;
+	}
+	r->clen = bytes;
+	return mbmpi.eng->recv(r);
+}
+
+static struct mbmpi_req *mbmpi_req_new(int kind, const void *buf, int count, struct mbmpi_dtype *dt,
+				       int peer, int tag, struct mbmpi_comm *c, uint32_t ctx, int mode)
+{
+	struct mbmpi_req *r = mbmpi_req_alloc();
+
+	if (!r)
+		return NULL;
+	r->kind = kind;
+	r->mode = mode;
+	r->buf = (void *)buf;
+	r->count = count;
+	r->dt = dt;
+	mbmpi_dt_retain(dt);
+	r->peer = peer;
+	r->tag = tag;
+	r->comm = c;
+	r->ctx = ctx;
+	return r;
+}
+
+int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,
+		struct mbmpi_comm *c, uint32_t ctx, int mode, struct mbmpi_req **out)
+{
+	struct mbmpi_req *r = mbmpi_req_new(MBMPI_REQ_SEND, buf, count, dt, dest, tag, c, ctx, mode);
+	int ret;
+
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	ret = mbmpi_start_send(r);
+	if (ret) {
+		mbmpi_req_free(r);
+		return ret;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
+		struct mbmpi_comm *c, uint32_t ctx, struct mbmpi_req **out)
+{
+	struct mbmpi_req *r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, dt, src, tag, c, ctx, 0);
+	int ret;
+
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	ret = mbmpi_start_recv(r);
+	if (ret) {
+		mbmpi_req_free(r);
+		return ret;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+/* ---- Completion ---- */
+
+static void mbmpi_progress_until(struct mbmpi_req *r)
+{
+	int spins = 0;
+
+	while (!r->complete) {
+		if (!mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	}
+}
+
+static void mbmpi_copy_status(MPI_Status *st, const struct mbmpi_req *r, bool with_error)
+{
+	int e;
+
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	e = st->MPI_ERROR;
+	*st = r->status;
+	if (!with_error)
+		st->MPI_ERROR = e;
+}
+
+/* Returns the request's error and releases it unless it is persistent. */
+static int mbmpi_retire(MPI_Request *h, MPI_Status *st, bool with_error)
+{
+	struct mbmpi_req *r = *h;
+	int err;
+
+	mbmpi_copy_status(st, r, with_error);
+	err = r->err;
+	if (r->persistent) {
+		r->active = false;
+	} else {
+		mbmpi_req_free(r);
+		*h = MPI_REQUEST_NULL;
+	}
+	return err;
+}
+
+static bool mbmpi_req_inactive(MPI_Request r)
+{
+	return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
+}
+
+int mbmpi_wait(struct mbmpi_req *r, MPI_Status *st)
+{
+	MPI_Request h = r;
+
+	mbmpi_progress_until(r);
+	return mbmpi_retire(&h, st, false);
+}
+
+int mbmpi_waitall(int n, struct mbmpi_req **rs)
+{
+	int err = MPI_SUCCESS;
+
+	for (int i = 0; i < n; i++) {
+		int e;
+
+		if (!rs[i])
+			continue;
+		e = mbmpi_wait(rs[i], MPI_STATUS_IGNORE);
+		if (e && !err)
+			err = e;
+		rs[i] = NULL;
+	}
+	return err;
+}
+
+static struct mbmpi_comm *mbmpi_req_comm(MPI_Request r)
+{
+	return r && r->comm ? r->comm : &mbmpi_comm_world;
+}
+
+int PMPI_Wait(MPI_Request *h, MPI_Status *st)
+{
+	struct mbmpi_comm *c;
+	int err;
+
+	MBMPI_CHECK_INIT();
+	if (!h)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	if (mbmpi_req_inactive(*h)) {
+		if (st != MPI_STATUS_IGNORE)
+			mbmpi_status_empty(st);
+		return MPI_SUCCESS;
+	}
+	c = mbmpi_req_comm(*h);
+	mbmpi_progress_until(*h);
+	err = mbmpi_retire(h, st, false);
+	return err ? MBMPI_ERR(c, err) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Wait)
+
+int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *st)
+{
+	struct mbmpi_comm *c;
+	int err;
+
+	MBMPI_CHECK_INIT();
+	if (!h || !flag)
+		return MBMPI_ERR(NULL, !h ? MPI_ERR_REQUEST : MPI_ERR_ARG);
+	if (mbmpi_req_inactive(*h)) {
+		*flag = 1;
+		if (st != MPI_STATUS_IGNORE)
+			mbmpi_status_empty(st);
+		return MPI_SUCCESS;
+	}
+	if (!(*h)->complete)
+		mbmpi.eng->progress();
+	*flag = (*h)->complete;
+	if (!*flag)
+		return MPI_SUCCESS;
+	c = mbmpi_req_comm(*h);
+	err = mbmpi_retire(h, st, false);
+	return err ? MBMPI_ERR(c, err) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Test)
+
+int PMPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st)
+{
+	MBMPI_CHECK_INIT();
+	if (!flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi_req_inactive(r)) {
+		*flag = 1;
+		if (st != MPI_STATUS_IGNORE)
+			mbmpi_status_empty(st);
+		return MPI_SUCCESS;
+	}
+	if (!r->complete)
+		mbmpi.eng->progress();
+	*flag = r->complete;
+	if (*flag)
+		mbmpi_copy_status(st, r, false);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Request_get_status)
+
+/* Completes every request that is done; reports errors in the statuses. */
+static int mbmpi_harvest(int n, MPI_Request *hs, MPI_Status *sts, int *outcount, int *idx,
+			 int *nactive)
+{
+	int err = MPI_SUCCESS, k = 0, active = 0;
+
+	for (int i = 0; i < n; i++) {
+		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[k];
+
+		if (mbmpi_req_inactive(hs[i]))
+			continue;
+		active++;
+		if (!hs[i]->complete)
+			continue;
+		if (st != MPI_STATUS_IGNORE)
+			st->MPI_ERROR = MPI_SUCCESS;
+		if (mbmpi_retire(&hs[i], st, true))
+			err = MPI_ERR_IN_STATUS;
+		if (idx)
+			idx[k] = i;
+		k++;
+	}
+	*outcount = k;
+	*nactive = active;
+	return err;
+}
+
+int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
+{
+	int err = MPI_SUCCESS, spins = 0;
+	bool all;
+
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && !hs))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	do {
+		all = true;
+		for (int i = 0; i < n; i++)
+			if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
+				all = false;
+		if (!all && !mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	} while (!all);
+	for (int i = 0; i < n; i++) {
+		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+
+		if (mbmpi_req_inactive(hs[i])) {
+			if (st != MPI_STATUS_IGNORE)
+				mbmpi_status_empty(st);
+			continue;
+		}
+		if (st != MPI_STATUS_IGNORE)
+			st->MPI_ERROR = MPI_SUCCESS;
+		if (mbmpi_retire(&hs[i], st, true))
+			err = MPI_ERR_IN_STATUS;
+	}
+	return err ? MBMPI_ERR(NULL, err) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Waitall)
+
+int PMPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
+{
+	int err = MPI_SUCCESS;
+
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && !hs) || !flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	mbmpi.eng->progress();
+	*flag = 1;
+	for (int i = 0; i < n; i++)
+		if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
+			*flag = 0;
+	if (!*flag)
+		return MPI_SUCCESS;
+	for (int i = 0; i < n; i++) {
+		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+
+		if (mbmpi_req_inactive(hs[i])) {
+			if (st != MPI_STATUS_IGNORE)
+				mbmpi_status_empty(st);
+			continue;
+		}
+		if (st != MPI_STATUS_IGNORE)
+			st->MPI_ERROR = MPI_SUCCESS;
+		if (mbmpi_retire(&hs[i], st, true))
+			err = MPI_ERR_IN_STATUS;
+	}
+	return err ? MBMPI_ERR(NULL, err) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Testall)
+
+static int mbmpi_anyone(int n, MPI_Request hs[], int *index, int *flag, MPI_Status *st, bool block)
+{
+	int spins = 0;
+
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && !hs) || !index)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	for (;;) {
+		bool any_active = false;
+
+		for (int i = 0; i < n; i++) {
+			struct mbmpi_comm *c;
+			int err;
+
+			if (mbmpi_req_inactive(hs[i]))
+				continue;
+			any_active = true;
+			if (!hs[i]->complete)
+				continue;
+			c = mbmpi_req_comm(hs[i]);
+			*index = i;
+			if (flag)
+				*flag = 1;
+			err = mbmpi_retire(&hs[i], st, false);
+			return err ? MBMPI_ERR(c, err) : MPI_SUCCESS;
+		}
+		if (!any_active) {
+			*index = MPI_UNDEFINED;
+			if (flag)
+				*flag = 1;
+			if (st != MPI_STATUS_IGNORE)
+				mbmpi_status_empty(st);
+			return MPI_SUCCESS;
+		}
+		if (!mbmpi.eng->progress()) {
+			if (!block) {
+				*flag = 0;
+				*index = MPI_UNDEFINED;
+				return MPI_SUCCESS;
+			}
+			mbmpi_idle(&spins);
+		}
+	}
+}
+
+int PMPI_Waitany(int n, MPI_Request hs[], int *index, MPI_Status *st)
+{
+	return mbmpi_anyone(n, hs, index, NULL, st, true);
+}
+MBMPI_ALIAS(Waitany)
+
+int PMPI_Testany(int n, MPI_Request hs[], int *index, int *flag, MPI_Status *st)
+{
+	if (!flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_anyone(n, hs, index, flag, st, false);
+}
+MBMPI_ALIAS(Testany)
+
+static int mbmpi_some(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status sts[], bool block)
+{
+	int spins = 0, active, err;
+
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && (!hs || !idx)) || !outcount)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	for (;;) {
+		mbmpi.eng->progress();
+		err = mbmpi_harvest(n, hs, sts, outcount, idx, &active);
+		if (!active) {
+			*outcount = MPI_UNDEFINED;
+			return MPI_SUCCESS;
+		}
+		if (*outcount || !block)
+			return err ? MBMPI_ERR(NULL, err) : MPI_SUCCESS;
+		mbmpi_idle(&spins);
+	}
+}
+
+int PMPI_Waitsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	return mbmpi_some(n, hs, outcount, idx, sts, true);
+}
+MBMPI_ALIAS(Waitsome)
+
+int PMPI_Testsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	return mbmpi_some(n, hs, outcount, idx, sts, false);
+}
+MBMPI_ALIAS(Testsome)
+
+/* ---- Buffered sends ---- */
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+	MBMPI_CHECK_INIT();
+	if (size < 0 || (!buffer && size))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi.bbuf)
+		return MBMPI_ERR(NULL, MPI_ERR_BUFFER);
+	mbmpi.bbuf = buffer;
+	mbmpi.bbuf_size = (size_t)size;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Buffer_attach)
+
+int mbmpi_bsend_detach_wait(void)
+{
+	int spins = 0;
+
+	while (!mbu_dlist_empty(&mbmpi.bsends))
+		if (!mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+	MBMPI_CHECK_INIT();
+	if (!buffer_addr || !size)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	mbmpi_bsend_detach_wait();
+	*(void **)buffer_addr = mbmpi.bbuf;
+	*size = (int)mbmpi.bbuf_size;
+	mbmpi.bbuf = NULL;
+	mbmpi.bbuf_size = 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Buffer_detach)
+
+/* First fit over the gaps between live buffered sends, kept in address
+ * order; every message is charged MPI_BSEND_OVERHEAD as the standard says. */
+static char *mbmpi_bsend_space(size_t need, struct mbu_dlist **before)
+{
+	char *at = mbmpi.bbuf, *end = mbmpi.bbuf + mbmpi.bbuf_size;
+	struct mbu_dlist *it;
+
+	need += MPI_BSEND_OVERHEAD;
+	mbu_dlist_foreach(&mbmpi.bsends, it) {
+		struct mbmpi_req *r = mbu_container_of(it, struct mbmpi_req, link);
+		char *start = (char *)r->tmp;
+
+		if ((size_t)(start - at) >= need) {
+			*before = it;
+			return at;
+		}
+		at = start + r->clen + MPI_BSEND_OVERHEAD;
+	}
+	if (at <= end && (size_t)(end - at) >= need) {
+		*before = &mbmpi.bsends;
+		return at;
+	}
+	return NULL;
+}
+
+static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,
+			     struct mbmpi_comm *c)
+{
+	size_t bytes = (size_t)count * dt->size;
+	struct mbu_dlist *before;
+	struct mbmpi_req *r;
+	char *space;
+	int ret;
+
+	if (dest == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	mbmpi.eng->progress(); /* frees the space of finished sends */
+	space = mbmpi_bsend_space(bytes, &before);
+	if (!space)
+		return MPI_ERR_BUFFER;
+	r = mbmpi_req_new(MBMPI_REQ_SEND, buf, count, dt, dest, tag, c, c->ctx, MBMPI_STD);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	mbmpi_pack(buf, (size_t)count, dt, space);
+	r->tmp = space;
+	r->tmp_is_bsend = true;
+	r->cbuf = space;
+	r->internal = true;
+	mbu_dlist_insert_tail(&r->link, before);
+	ret = mbmpi_start_send(r);
+	return ret;
+}
+
+/* ---- The send and receive calls ---- */
+
+static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+			     MPI_Comm comm, int mode, MPI_Request *out, bool persistent)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_req *r;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if ((ret = mbmpi_check_send(buf, count, dt, dest, tag, c)))
+		return MBMPI_ERR(c, ret);
+	if (persistent || (mode == MBMPI_BUF && out)) {
+		if (!out)
+			return MBMPI_ERR(c, MPI_ERR_ARG);
+		r = mbmpi_req_new(MBMPI_REQ_SEND, buf, count, mbmpi_dt(dt), dest, tag, c, c->ctx, mode);
+		if (!r)
+			return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+		r->persistent = persistent;
+		if (!persistent) {
+			/* Ibsend: done once the data sits in the attached buffer. */
+			ret = mbmpi_bsend_start(buf, count, mbmpi_dt(dt), dest, tag, c);
+			if (ret) {
+				mbmpi_req_free(r);
+				return MBMPI_ERR(c, ret);
+			}
+			r->complete = true;
+			mbmpi_status_empty(&r->status);
+		}
+		*out = r;
+		return MPI_SUCCESS;
+	}
+	if (mode == MBMPI_BUF) {
+		ret = mbmpi_bsend_start(buf, count, mbmpi_dt(dt), dest, tag, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
+	ret = mbmpi_isend(buf, count, mbmpi_dt(dt), dest, tag, c, c->ctx, mode, &r);
+	if (ret)
+		return MBMPI_ERR(c, ret);
+	if (out) {
+		*out = r;
+		return MPI_SUCCESS;
+	}
+	ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+
+#define MBMPI_SEND_FN(name, mode, reqarg, reqval, pers)                                        \
+	int PMPI_##name(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
+			MPI_Comm comm reqarg)                                                   \
+	{                                                                                       \
+		return mbmpi_send_common(buf, count, dt, dest, tag, comm, mode, reqval, pers);  \
+	}                                                                                       \
+	MBMPI_ALIAS(name)
+
+#define MBMPI_NOREQ
+#define MBMPI_REQ , MPI_Request *req
+MBMPI_SEND_FN(Send, MBMPI_STD, MBMPI_NOREQ, NULL, false)
+MBMPI_SEND_FN(Ssend, MBMPI_SYNC, MBMPI_NOREQ, NULL, false)
+MBMPI_SEND_FN(Rsend, MBMPI_READY, MBMPI_NOREQ, NULL, false)
+MBMPI_SEND_FN(Bsend, MBMPI_BUF, MBMPI_NOREQ, NULL, false)
+MBMPI_SEND_FN(Isend, MBMPI_STD, MBMPI_REQ, req, false)
+MBMPI_SEND_FN(Issend, MBMPI_SYNC, MBMPI_REQ, req, false)
+MBMPI_SEND_FN(Irsend, MBMPI_READY, MBMPI_REQ, req, false)
+MBMPI_SEND_FN(Ibsend, MBMPI_BUF, MBMPI_REQ, req, false)
+MBMPI_SEND_FN(Send_init, MBMPI_STD, MBMPI_REQ, req, true)
+MBMPI_SEND_FN(Ssend_init, MBMPI_SYNC, MBMPI_REQ, req, true)
+MBMPI_SEND_FN(Rsend_init, MBMPI_READY, MBMPI_REQ, req, true)
+MBMPI_SEND_FN(Bsend_init, MBMPI_BUF, MBMPI_REQ, req, true)
+
+static int mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+			     MPI_Request *out, MPI_Status *st, bool persistent)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_req *r;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if ((ret = mbmpi_check_recv(buf, count, dt, src, tag, c)))
+		return MBMPI_ERR(c, ret);
+	if (persistent) {
+		if (!out)
+			return MBMPI_ERR(c, MPI_ERR_ARG);
+		r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, mbmpi_dt(dt), src, tag, c, c->ctx, 0);
+		if (!r)
+			return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+		r->persistent = true;
+		*out = r;
+		return MPI_SUCCESS;
+	}
+	ret = mbmpi_irecv(buf, count, mbmpi_dt(dt), src, tag, c, c->ctx, &r);
+	if (ret)
+		return MBMPI_ERR(c, ret);
+	if (out) {
+		*out = r;
+		return MPI_SUCCESS;
+	}
+	ret = mbmpi_wait(r, st);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+	return mbmpi_recv_common(buf, count, dt, src, tag, comm, NULL, st, false);
+}
+MBMPI_ALIAS(Recv)
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_recv_common(buf, count, dt, src, tag, comm, req, MPI_STATUS_IGNORE, false);
+}
+MBMPI_ALIAS(Irecv)
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+		   MPI_Request *req)
+{
+	return mbmpi_recv_common(buf, count, dt, src, tag, comm, req, MPI_STATUS_IGNORE, true);
+}
+MBMPI_ALIAS(Recv_init)
+
+int PMPI_Start(MPI_Request *h)
+{
+	struct mbmpi_req *r;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if (!h || !*h || !(*h)->persistent || (*h)->active)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	r = *h;
+	r->active = true;
+	if (r->kind == MBMPI_REQ_RECV) {
+		ret = mbmpi_start_recv(r);
+	} else if (r->mode == MBMPI_BUF) {
+		ret = mbmpi_bsend_start(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
+		mbmpi_status_empty(&r->status);
+		r->err = MPI_SUCCESS;
+		r->complete = true;
+	} else {
+		ret = mbmpi_start_send(r);
+	}
+	if (ret) {
+		r->active = false;
+		return MBMPI_ERR(r->comm, ret);
+	}
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Start)
+
+int PMPI_Startall(int n, MPI_Request hs[])
+{
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && !hs))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	for (int i = 0; i < n; i++)
+		if (!hs[i] || !hs[i]->persistent || hs[i]->active)
+			return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	for (int i = 0; i < n; i++) {
+		int ret = PMPI_Start(&hs[i]);
+		if (ret)
+			return ret;
+	}
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Startall)
+
+int PMPI_Request_free(MPI_Request *h)
+{
+	struct mbmpi_req *r;
+
+	MBMPI_CHECK_INIT();
+	if (!h || *h == MPI_REQUEST_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	r = *h;
+	if (r->complete || (r->persistent && !r->active))
+		mbmpi_req_free(r);
+	else
+		r->user_freed = true;
+	*h = MPI_REQUEST_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Request_free)
+
+int PMPI_Cancel(MPI_Request *h)
+{
+	MBMPI_CHECK_INIT();
+	if (!h || *h == MPI_REQUEST_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	/* Sends are never cancelled (deprecated in MPI-4); the send completes. */
+	if ((*h)->kind != MBMPI_REQ_RECV || mbmpi_req_inactive(*h))
+		return MPI_SUCCESS;
+	return mbmpi.eng->cancel(*h);
+}
+MBMPI_ALIAS(Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status *st, int *flag)
+{
+	if (!st || !flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*flag = st->mbmpi_cancelled;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Test_cancelled)
+
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+		  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status *st)
+{
+	struct mbmpi_req *rr, *sr;
+	struct mbmpi_comm *c;
+	int ret, e1, e2;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if ((ret = mbmpi_check_send(sbuf, scount, stype, dest, stag, c)) ||
+	    (ret = mbmpi_check_recv(rbuf, rcount, rtype, src, rtag, c)))
+		return MBMPI_ERR(c, ret);
+	if ((ret = mbmpi_irecv(rbuf, rcount, mbmpi_dt(rtype), src, rtag, c, c->ctx, &rr)))
+		return MBMPI_ERR(c, ret);
+	if ((ret = mbmpi_isend(sbuf, scount, mbmpi_dt(stype), dest, stag, c, c->ctx, MBMPI_STD, &sr))) {
+		mbmpi.eng->cancel(rr);
+		mbmpi_wait(rr, MPI_STATUS_IGNORE);
+		return MBMPI_ERR(c, ret);
+	}
+	e1 = mbmpi_wait(sr, MPI_STATUS_IGNORE);
+	e2 = mbmpi_wait(rr, st);
+	return e2 ? MBMPI_ERR(c, e2) : e1 ? MBMPI_ERR(c, e1) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Sendrecv)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src,
+			  int rtag, MPI_Comm comm, MPI_Status *st)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_dtype *d;
+	struct mbmpi_req *rr, *sr;
+	void *tmp;
+	int ret, e1, e2;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if ((ret = mbmpi_check_send(buf, count, dt, dest, stag, c)) ||
+	    (ret = mbmpi_check_recv(buf, count, dt, src, rtag, c)))
+		return MBMPI_ERR(c, ret);
+	d = mbmpi_dt(dt);
+	tmp = malloc((size_t)count * d->size + 1);
+	if (!tmp)
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	mbmpi_pack(buf, (size_t)count, d, tmp);
+	if ((ret = mbmpi_irecv(buf, count, d, src, rtag, c, c->ctx, &rr))) {
+		free(tmp);
+		return MBMPI_ERR(c, ret);
+	}
+	ret = mbmpi_isend(tmp, (int)((size_t)count * d->size), mbmpi_dt(MPI_BYTE), dest, stag, c,
+			  c->ctx, MBMPI_STD, &sr);
+	if (ret) {
+		mbmpi.eng->cancel(rr);
+		mbmpi_wait(rr, MPI_STATUS_IGNORE);
+		free(tmp);
+		return MBMPI_ERR(c, ret);
+	}
+	e1 = mbmpi_wait(sr, MPI_STATUS_IGNORE);
+	e2 = mbmpi_wait(rr, st);
+	free(tmp);
+	return e2 ? MBMPI_ERR(c, e2) : e1 ? MBMPI_ERR(c, e1) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Sendrecv_replace)
+
+/* ---- Probes ---- */
+
+static int mbmpi_probe_common(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
+			      MPI_Status *st, bool block)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_msg *m = NULL;
+	MPI_Status tmp;
+	int ret, spins = 0, f = 0;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (tag != MPI_ANY_TAG && (tag < 0 || tag > MBMPI_TAG_UB))
+		return MBMPI_ERR(c, MPI_ERR_TAG);
+	if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
+		return MBMPI_ERR(c, MPI_ERR_RANK);
+	if (st == MPI_STATUS_IGNORE)
+		st = &tmp;
+	if (src == MPI_PROC_NULL) {
+		mbmpi_status_empty(st);
+		st->MPI_SOURCE = MPI_PROC_NULL;
+		if (flag)
+			*flag = 1;
+		if (msg)
+			*msg = MPI_MESSAGE_NO_PROC;
+		return MPI_SUCCESS;
+	}
+	for (;;) {
+		ret = mbmpi.eng->probe(c, src, tag, msg != NULL, &f, st, &m);
+		if (ret)
+			return MBMPI_ERR(c, ret);
+		if (f || !block)
+			break;
+		if (!mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	}
+	if (flag)
+		*flag = f;
+	if (msg)
+		*msg = f ? m : MPI_MESSAGE_NULL;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+	return mbmpi_probe_common(src, tag, comm, NULL, NULL, st, true);
+}
+MBMPI_ALIAS(Probe)
+
+int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
+{
+	if (!flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_probe_common(src, tag, comm, flag, NULL, st, false);
+}
+MBMPI_ALIAS(Iprobe)
+
+int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st)
+{
+	if (!msg)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_probe_common(src, tag, comm, NULL, msg, st, true);
+}
+MBMPI_ALIAS(Mprobe)
+
+int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *st)
+{
+	if (!msg || !flag)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	return mbmpi_probe_common(src, tag, comm, flag, msg, st, false);
+}
+MBMPI_ALIAS(Improbe)
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req)
+{
+	struct mbmpi_msg *m;
+	struct mbmpi_req *r;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if (!msg || !req || *msg == MPI_MESSAGE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	if ((ret = mbmpi_check_buf(buf, count, dt)))
+		return MBMPI_ERR(NULL, ret);
+	if (*msg == MPI_MESSAGE_NO_PROC) {
+		r = mbmpi_req_alloc();
+		if (!r)
+			return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+		mbmpi_req_proc_null(r);
+		*msg = MPI_MESSAGE_NULL;
+		*req = r;
+		return MPI_SUCCESS;
+	}
+	m = *msg;
+	r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, mbmpi_dt(dt), m->status.MPI_SOURCE,
+			  m->status.MPI_TAG, m->comm, m->comm->ctx, 0);
+	if (!r)
+		return MBMPI_ERR(m->comm, MPI_ERR_NO_MEM);
+	r->claimed = m->fop;
+	ret = mbmpi_start_recv(r);
+	if (ret) {
+		r->claimed = NULL;
+		mbmpi_req_free(r);
+		return MBMPI_ERR(m->comm, ret);
+	}
+	free(m);
+	*msg = MPI_MESSAGE_NULL;
+	*req = r;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Imrecv)
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st)
+{
+	MPI_Request r;
+	struct mbmpi_comm *c = msg && *msg && *msg != MPI_MESSAGE_NO_PROC ? (*msg)->comm : NULL;
+	int ret = PMPI_Imrecv(buf, count, dt, msg, &r);
+
+	if (ret)
+		return ret;
+	ret = mbmpi_wait(r, st);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Mrecv)
+
+/* ---- Status queries ---- */
+
+int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+	struct mbmpi_dtype *d;
+
+	if (!st || !count)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	d = mbmpi_dt(dt);
+	if (!d->size)
+		*count = st->mbmpi_bytes ? MPI_UNDEFINED : 0;
+	else if (st->mbmpi_bytes % d->size)
+		*count = MPI_UNDEFINED;
+	else
+		*count = (int)(st->mbmpi_bytes / d->size);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_count)
+
+int PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
+{
+	bool exact;
+	size_t n;
+
+	if (!st || !count)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	n = mbmpi_elements(mbmpi_dt(dt), st->mbmpi_bytes, &exact);
+	*count = exact ? (MPI_Count)n : MPI_UNDEFINED;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Get_elements_x)
+
+int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+	MPI_Count n;
+	int ret = PMPI_Get_elements_x(st, dt, &n);
+
+	if (!ret)
+		*count = (int)n;
+	return ret;
+}
+MBMPI_ALIAS(Get_elements)
+
+int PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
+{
+	if (!st || count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	st->mbmpi_bytes = (size_t)count * mbmpi_dt(dt)->size;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Status_set_elements)
+
+int PMPI_Status_set_cancelled(MPI_Status *st, int flag)
+{
+	if (!st)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	st->mbmpi_cancelled = flag != 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Status_set_cancelled)

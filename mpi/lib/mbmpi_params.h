@@ -1,0 +1,30 @@
+/*
+ * The MPI layer's parameters, one table for the library (which reads them)
+ * and for `mpirun --params` (which lists them with their defaults), so the
+ * list a user sees is the list the code reads.
+ */
+#ifndef MBMPI_PARAMS_H
+#define MBMPI_PARAMS_H
+
+#define MBMPI_PARAMS(X)                                                                         \
+	X("MATCHBOX_MPI_PROVIDER", "matchbox",                                                  \
+	  "libfabric provider of the tagged engine: any tagged RDM provider, e.g. shm or tcp;ofi_rxm") \
+	X("MATCHBOX_MPI_MAX_MSG", "0",                                                          \
+	  "largest single fabric message; bigger MPI messages go in chunks (0: the provider's max_msg_size)") \
+	X("MATCHBOX_MPI_YIELD", "auto",                                                         \
+	  "give the core away in blocking waits: 1, 0, or auto (when ranks on the node outnumber its cores)") \
+	X("MATCHBOX_MPI_SPIN", "64",                                                            \
+	  "idle polls of a blocking wait before it starts yielding")                            \
+	X("MATCHBOX_MPI_BARRIER", "auto", "barrier algorithm: dissemination")                 \
+	X("MATCHBOX_MPI_BCAST", "auto",                                                         \
+	  "bcast algorithm: binomial, scatter_allgather (auto: binomial below 128 KiB or 4 ranks)") \
+	X("MATCHBOX_MPI_ALLREDUCE", "auto",                                                     \
+	  "allreduce algorithm: recursive_doubling, rabenseifner (auto: rabenseifner from 16 KiB, commutative ops)") \
+	X("MATCHBOX_MPI_ALLGATHER", "auto",                                                     \
+	  "allgather algorithm: recursive_doubling, bruck, ring (auto: ring from 64 KiB in all)") \
+	X("MATCHBOX_MPI_ALLTOALL", "auto",                                                      \
+	  "alltoall algorithm: bruck, pairwise (auto: bruck up to 256 bytes a block from 8 ranks)") \
+	X("MATCHBOX_MPI_REDUCE_SCATTER", "auto",                                                \
+	  "reduce_scatter algorithm: pairwise, reduce_scatterv (auto: pairwise for commutative ops)")
+
+#endif

@@ -1,0 +1,592 @@
+/*
+ * The tagged engine: MPI point-to-point handed to a libfabric FI_TAGGED RDM
+ * provider, which does the matching (Open MPI's CM/MTL path). The 64-bit tag
+ * carries kind, context id and MPI tag (mpi/TAGS.md); the sender's rank rides
+ * in the remote CQ data. Synchronous sends are acknowledged by the receiver
+ * after the match, and messages above the provider's size limit travel as a
+ * first piece plus directed continuation pieces. Operations the provider
+ * refuses with -FI_EAGAIN wait, in posting order, on one retry queue.
+ */
+#include "mbmpi.h"
+
+#include <stdio.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+static struct {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	size_t inject;
+	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
+	bool cq_data64;
+	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
+} te;
+
+static int te_warn(const char *what, int ret)
+{
+	fprintf(stderr, "matchbox mpi: tagged engine: %s: %s\n", what, fi_strerror(-ret));
+	return MPI_ERR_OTHER;
+}
+
+static int te_init(void)
+{
+	struct fi_info *hints;
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 0,
+				     .wait_obj = FI_WAIT_NONE};
+	const char *prov = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
+	size_t max, limit;
+	int ret;
+
+	mbu_dlist_init(&te.retry);
+	hints = fi_allocinfo();
+	if (!hints)
+		return MPI_ERR_NO_MEM;
+	hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.info);
+	fi_freeinfo(hints);
+	if (ret) {
+		fprintf(stderr, "matchbox mpi: no tagged RDM provider '%s' (%s); "
+			"set MATCHBOX_MPI_PROVIDER\n", prov, fi_strerror(-ret));
+		return MPI_ERR_OTHER;
+	}
+	if (te.info->domain_attr->cq_data_size < 4) {
+		fprintf(stderr, "matchbox mpi: provider %s carries no 4-byte CQ data\n", prov);
+		return MPI_ERR_OTHER;
+	}
+	te.cq_data64 = te.info->domain_attr->cq_data_size >= 8;
+	te.inject = te.info->tx_attr->inject_size;
+
+	/* Chunks are a power of two no larger than the provider allows. */
+	max = te.info->ep_attr->max_msg_size;
+	limit = (size_t)mbmpi_env_long("MATCHBOX_MPI_MAX_MSG", 0);
+	if (limit && limit < max)
+		max = limit;
+	if (max < 64)
+		max = 64;
+	te.chunk_shift = 6;
+	while (te.chunk_shift < 62 && ((size_t)2 << te.chunk_shift) <= max)
+		te.chunk_shift++;
+	mbmpi.max_msg = max;
+	if (!te.cq_data64)
+		mbmpi.max_msg = SIZE_MAX; /* no room to describe pieces: never chunk */
+
+	if ((ret = fi_fabric(te.info->fabric_attr, &te.fabric, NULL)))
+		return te_warn("fi_fabric", ret);
+	if ((ret = fi_domain(te.fabric, te.info, &te.domain, NULL)))
+		return te_warn("fi_domain", ret);
+	av_attr.count = (size_t)mbmpi.world_size;
+	if ((ret = fi_av_open(te.domain, &av_attr, &te.av, NULL)))
+		return te_warn("fi_av_open", ret);
+	if ((ret = fi_cq_open(te.domain, &cq_attr, &te.cq, NULL)))
+		return te_warn("fi_cq_open", ret);
+	if ((ret = fi_endpoint(te.domain, te.info, &te.ep, NULL)))
+		return te_warn("fi_endpoint", ret);
+	if ((ret = fi_ep_bind(te.ep, &te.av->fid, 0)) ||
+	    (ret = fi_ep_bind(te.ep, &te.cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(te.ep)))
+		return te_warn("endpoint set-up", ret);
+	return MPI_SUCCESS;
+}
+
+static void te_fini(void)
+{
+	struct mbu_dlist *it;
+
+	while ((it = mbu_dlist_pop(&te.retry)))
+		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
+	if (te.ep)
+		fi_close(&te.ep->fid);
+	if (te.cq)
+		fi_close(&te.cq->fid);
+	if (te.av)
+		fi_close(&te.av->fid);
+	if (te.domain)
+		fi_close(&te.domain->fid);
+	if (te.fabric)
+		fi_close(&te.fabric->fid);
+	fi_freeinfo(te.info);
+	memset(&te, 0, sizeof(te));
+}
+
+static int te_getname(void *addr, size_t *len)
+{
+	return fi_getname(&te.ep->fid, addr, len);
+}
+
+static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
+{
+	(void)addrlen;
+	return fi_av_insert(te.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+}
+
+/* Hands one operation to the provider; 1 when it must wait for resources. */
+static int te_issue(struct mbmpi_fop *f)
+{
+	ssize_t ret;
+
+	switch (f->type) {
+	case MBMPI_FOP_SEND:
+	case MBMPI_FOP_CONT_SEND:
+	case MBMPI_FOP_ACK_SEND:
+		if (f->flags & FI_INJECT)
+			ret = fi_tinjectdata(te.ep, f->buf, f->len, f->data, f->addr, f->tag);
+		else
+			ret = fi_tsenddata(te.ep, f->buf, f->len, NULL, f->data, f->addr, f->tag,
+					   &f->ctx);
+		break;
+	case MBMPI_FOP_RECV:
+	case MBMPI_FOP_ACK_RECV:
+	case MBMPI_FOP_CONT_RECV:
+	case MBMPI_FOP_PEEK:
+		if (f->flags) {
+			struct iovec iov = {.iov_base = f->buf, .iov_len = f->len};
+			struct fi_msg_tagged m = {
+				.msg_iov = &iov, .iov_count = f->len || f->buf ? 1 : 0,
+				.addr = f->addr, .tag = f->tag, .ignore = f->ignore,
+				.context = &f->ctx};
+			ret = fi_trecvmsg(te.ep, &m, f->flags | FI_COMPLETION);
+		} else {
+			ret = fi_trecv(te.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
+				       &f->ctx);
+		}
+		break;
+	default:
+		return -FI_EINVAL;
+	}
+	if (ret == -FI_EAGAIN)
+		return 1;
+	return (int)ret;
+}
+
+static void te_op_finished(struct mbmpi_fop *f)
+{
+	struct mbmpi_req *r = f->req;
+
+	if (r && r->main == f)
+		r->main = NULL;
+	mbmpi_fop_free(f);
+	if (r && --r->outstanding == 0)
+		mbmpi_req_done(r);
+}
+
+/* Posts in order: once anything waits, later operations wait behind it, so
+ * the provider sees sends and receives in the order MPI issued them. */
+static int te_post(struct mbmpi_fop *f)
+{
+	int ret;
+
+	if (mbu_dlist_empty(&te.retry)) {
+		ret = te_issue(f);
+		if (ret <= 0) {
+			if (ret < 0) {
+				fprintf(stderr, "matchbox mpi: posting failed: %s\n", fi_strerror(-ret));
+				if (f->req)
+					f->req->err = MPI_ERR_OTHER;
+				te_op_finished(f);
+				return MPI_ERR_OTHER;
+			}
+			/* Injected sends complete at once, with no CQ entry. */
+			if (f->flags & FI_INJECT)
+				te_op_finished(f);
+			return MPI_SUCCESS;
+		}
+	}
+	mbu_dlist_insert_tail(&f->link, &te.retry);
+	return MPI_SUCCESS;
+}
+
+static struct mbmpi_fop *te_fop(struct mbmpi_req *r, int type)
+{
+	struct mbmpi_fop *f = mbmpi_fop_alloc();
+
+	if (!f)
+		return NULL;
+	f->type = type;
+	f->req = r;
+	f->flags = 0;
+	f->data = 0;
+	f->ignore = 0;
+	if (r)
+		r->outstanding++;
+	return f;
+}
+
+static uint32_t te_ctx_of(uint64_t tag)
+{
+	return (uint32_t)(tag >> MBMPI_CTX_SHIFT) & MBMPI_CTX_MAX;
+}
+
+static int te_send(struct mbmpi_req *r)
+{
+	struct mbmpi_comm *c = r->comm;
+	fi_addr_t addr = c->addr[r->peer];
+	uint64_t tag = mbmpi_tag(MBMPI_KIND_DATA, r->ctx, r->tag);
+	uint64_t data = (uint32_t)c->rank;
+	size_t len = r->clen, first = len, chunk = (size_t)1 << te.chunk_shift;
+	uint64_t nfollow = 0;
+	struct mbmpi_fop *f;
+	int ret;
+
+	r->outstanding++; /* held until every piece is posted */
+	if (r->mode == MBMPI_SYNC) {
+		f = te_fop(r, MBMPI_FOP_ACK_RECV);
+		if (!f)
+			goto nomem;
+		f->buf = NULL;
+		f->len = 0;
+		f->addr = addr;
+		f->tag = mbmpi_tag(MBMPI_KIND_ACK, r->ctx, r->tag);
+		if ((ret = te_post(f)))
+			goto fail;
+		tag |= MBMPI_FLAG_SYNC;
+	}
+	if (len > mbmpi.max_msg) {
+		nfollow = (len - 1) >> te.chunk_shift;
+		first = len - (nfollow << te.chunk_shift);
+		if (nfollow > 0xffffff) {
+			r->err = MPI_ERR_COUNT;
+			goto done;
+		}
+		tag |= MBMPI_FLAG_LARGE;
+		data |= (nfollow << 32) | ((uint64_t)te.chunk_shift << 56);
+	}
+	f = te_fop(r, MBMPI_FOP_SEND);
+	if (!f)
+		goto nomem;
+	f->buf = r->cbuf;
+	f->len = first;
+	f->addr = addr;
+	f->tag = tag;
+	f->data = data;
+	if (first <= te.inject && !nfollow)
+		f->flags = FI_INJECT;
+	if ((ret = te_post(f)))
+		goto fail;
+	for (uint64_t i = 0; i < nfollow; i++) {
+		f = te_fop(r, MBMPI_FOP_CONT_SEND);
+		if (!f)
+			goto nomem;
+		f->buf = (char *)r->cbuf + first + i * chunk;
+		f->len = chunk;
+		f->addr = addr;
+		f->tag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->tag);
+		f->data = (uint32_t)c->rank;
+		if ((ret = te_post(f)))
+			goto fail;
+	}
+done:
+	if (--r->outstanding == 0)
+		mbmpi_req_done(r);
+	return MPI_SUCCESS;
+nomem:
+	r->err = MPI_ERR_NO_MEM;
+	goto done;
+fail:
+	r->err = ret;
+	goto done;
+}
+
+static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
+{
+	struct mbmpi_fop *f;
+
+	if (r->claimed) {
+		f = r->claimed;
+		r->claimed = NULL;
+		f->type = MBMPI_FOP_RECV;
+		f->req = r;
+		f->flags = FI_CLAIM;
+		r->outstanding++;
+	} else {
+		f = te_fop(r, MBMPI_FOP_RECV);
+		if (!f)
+			return NULL;
+		f->addr = r->peer == MPI_ANY_SOURCE ? FI_ADDR_UNSPEC : r->comm->addr[r->peer];
+		f->tag = mbmpi_tag(MBMPI_KIND_DATA, r->ctx, r->tag == MPI_ANY_TAG ? 0 : r->tag);
+		f->ignore = MBMPI_FLAGS_MASK | (r->tag == MPI_ANY_TAG ? MBMPI_TAG_MASK : 0);
+	}
+	f->buf = r->cbuf;
+	f->len = r->clen;
+	return f;
+}
+
+static int te_recv(struct mbmpi_req *r)
+{
+	struct mbmpi_fop *f = te_recv_fop(r);
+
+	if (!f) {
+		r->err = MPI_ERR_NO_MEM;
+		mbmpi_req_done(r);
+		return MPI_SUCCESS;
+	}
+	r->main = f;
+	return te_post(f);
+}
+
+static void te_ack(struct mbmpi_comm *c, int src, uint64_t tag)
+{
+	struct mbmpi_fop *f = te_fop(NULL, MBMPI_FOP_ACK_SEND);
+
+	if (!f) {
+		fprintf(stderr, "matchbox mpi: no memory for a synchronous-send acknowledgement\n");
+		return;
+	}
+	f->buf = NULL;
+	f->len = 0;
+	f->addr = c->addr[src];
+	f->tag = mbmpi_tag(MBMPI_KIND_ACK, te_ctx_of(tag), (int)(tag & MBMPI_TAG_MASK));
+	f->flags = te.inject ? FI_INJECT : 0;
+	te_post(f);
+}
+
+/* A matched first piece: fill the status, acknowledge a synchronous send and
+ * post the continuation pieces of a chunked message. */
+static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
+		       size_t olen)
+{
+	struct mbmpi_req *r = f->req;
+	struct mbmpi_comm *c = r->comm;
+	uint64_t tag = e->tag;
+	uint32_t src = (uint32_t)e->data;
+	size_t placed = e->len;
+
+	if (err == FI_ECANCELED) {
+		r->status.mbmpi_cancelled = 1;
+		te_op_finished(f);
+		return;
+	}
+	if (err && err != FI_ETRUNC) {
+		r->err = MPI_ERR_OTHER;
+		te_op_finished(f);
+		return;
+	}
+	if (src >= (uint32_t)c->size || te_ctx_of(tag) != r->ctx) {
+		fprintf(stderr, "matchbox mpi: dropped a message with a bad source %u\n", src);
+		r->err = MPI_ERR_INTERN;
+		te_op_finished(f);
+		return;
+	}
+	r->status.MPI_SOURCE = (int)src;
+	r->status.MPI_TAG = (int)(tag & MBMPI_TAG_MASK);
+	r->status.mbmpi_bytes = placed;
+	if (err == FI_ETRUNC)
+		r->err = MPI_ERR_TRUNCATE;
+	if (tag & MBMPI_FLAG_SYNC)
+		te_ack(c, (int)src, tag);
+	if ((tag & MBMPI_FLAG_LARGE) && te.cq_data64) {
+		uint64_t nfollow = (e->data >> 32) & 0xffffff;
+		unsigned shift = (unsigned)(e->data >> 56);
+		size_t first = placed + olen, chunk, total;
+
+		if (shift < 6 || shift > 62) {
+			r->err = MPI_ERR_INTERN;
+			te_op_finished(f);
+			return;
+		}
+		chunk = (size_t)1 << shift;
+		total = first + (size_t)nfollow * chunk;
+		for (uint64_t i = 0; i < nfollow; i++) {
+			struct mbmpi_fop *p = te_fop(r, MBMPI_FOP_CONT_RECV);
+			size_t off = first + (size_t)i * chunk;
+
+			if (!p) {
+				r->err = MPI_ERR_NO_MEM;
+				break;
+			}
+			/* Pieces past the buffer are received with no room, which drains them. */
+			p->buf = off < r->clen ? (char *)r->cbuf + off : NULL;
+			p->len = off < r->clen ? (r->clen - off < chunk ? r->clen - off : chunk) : 0;
+			p->addr = c->addr[src];
+			p->tag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG);
+			te_post(p);
+		}
+		r->status.mbmpi_bytes = total < r->clen ? total : r->clen;
+		if (total > r->clen)
+			r->err = MPI_ERR_TRUNCATE;
+	}
+	te_op_finished(f);
+}
+
+static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
+			size_t olen)
+{
+	switch (f->type) {
+	case MBMPI_FOP_RECV:
+		te_on_recv(f, e, err, olen);
+		return;
+	case MBMPI_FOP_PEEK:
+		f->done = true;
+		f->found = !err;
+		f->err = err;
+		f->rtag = e->tag;
+		f->rdata = e->data;
+		f->rlen = e->len;
+		return;
+	case MBMPI_FOP_CONT_RECV:
+		if (err == FI_ETRUNC)
+			f->req->err = MPI_ERR_TRUNCATE;
+		else if (err)
+			f->req->err = MPI_ERR_OTHER;
+		break;
+	case MBMPI_FOP_ACK_RECV:
+		if (err == FI_ECANCELED)
+			break;
+		/* fallthrough */
+	default:
+		if (err && f->req)
+			f->req->err = MPI_ERR_OTHER;
+		if (err && !f->req)
+			fprintf(stderr, "matchbox mpi: an acknowledgement failed: %s\n",
+				fi_strerror(err));
+		break;
+	}
+	te_op_finished(f);
+}
+
+static int te_progress(void)
+{
+	struct fi_cq_tagged_entry e[16];
+	struct mbu_dlist *it;
+	ssize_t n;
+	int done = 0;
+
+	while ((it = te.retry.next) != &te.retry) {
+		struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, link);
+		int ret = te_issue(f);
+
+		if (ret == 1)
+			break;
+		mbu_dlist_remove(it);
+		if (ret < 0) {
+			if (f->req)
+				f->req->err = MPI_ERR_OTHER;
+			te_op_finished(f);
+		} else if (f->flags & FI_INJECT) {
+			te_op_finished(f);
+		}
+	}
+	n = fi_cq_read(te.cq, e, 16);
+	if (n > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			te_complete(mbu_container_of((struct fi_context2 *)e[i].op_context,
+						     struct mbmpi_fop, ctx),
+				    &e[i], 0, 0);
+		done += (int)n;
+	} else if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = {0};
+
+		if (fi_cq_readerr(te.cq, &err, 0) == 1) {
+			struct fi_cq_tagged_entry t = {.op_context = err.op_context,
+						       .flags = err.flags, .len = err.len,
+						       .buf = err.buf, .data = err.data,
+						       .tag = err.tag};
+			te_complete(mbu_container_of((struct fi_context2 *)err.op_context,
+						     struct mbmpi_fop, ctx),
+				    &t, err.err, err.olen);
+			done++;
+		}
+	} else if (n < 0 && n != -FI_EAGAIN) {
+		fprintf(stderr, "matchbox mpi: fi_cq_read: %s\n", fi_strerror((int)-n));
+	}
+	return done;
+}
+
+static int te_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *flag,
+		    MPI_Status *st, struct mbmpi_msg **msg)
+{
+	struct mbmpi_fop *f = te_fop(NULL, MBMPI_FOP_PEEK);
+	int spins = 0;
+
+	if (!f)
+		return MPI_ERR_NO_MEM;
+	f->buf = NULL;
+	f->len = 0;
+	f->addr = src == MPI_ANY_SOURCE ? FI_ADDR_UNSPEC : c->addr[src];
+	f->tag = mbmpi_tag(MBMPI_KIND_DATA, c->ctx, tag == MPI_ANY_TAG ? 0 : tag);
+	f->ignore = MBMPI_FLAGS_MASK | (tag == MPI_ANY_TAG ? MBMPI_TAG_MASK : 0);
+	f->flags = FI_PEEK | (claim ? FI_CLAIM : 0);
+	f->done = false;
+	if (te_post(f))
+		return MPI_ERR_OTHER;
+	while (!f->done) {
+		if (!te_progress())
+			mbmpi_idle(&spins);
+	}
+	if (!f->found || (uint32_t)f->rdata >= (uint32_t)c->size) {
+		int ret = f->found || f->err == FI_ENOMSG ? MPI_SUCCESS : MPI_ERR_OTHER;
+
+		*flag = 0;
+		mbmpi_fop_free(f);
+		return ret;
+	}
+	*flag = 1;
+	st->MPI_SOURCE = (int)(uint32_t)f->rdata;
+	st->MPI_TAG = (int)(f->rtag & MBMPI_TAG_MASK);
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->mbmpi_cancelled = 0;
+	st->mbmpi_bytes = f->rlen;
+	if ((f->rtag & MBMPI_FLAG_LARGE) && te.cq_data64)
+		st->mbmpi_bytes += (size_t)((f->rdata >> 32) & 0xffffff) << (f->rdata >> 56);
+	if (claim) {
+		*msg = malloc(sizeof(**msg));
+		if (!*msg) {
+			/* The claimed message cannot be dropped; keep it for nobody. */
+			return MPI_ERR_NO_MEM;
+		}
+		(*msg)->fop = f;
+		(*msg)->comm = c;
+		(*msg)->status = *st;
+	} else {
+		mbmpi_fop_free(f);
+	}
+	return MPI_SUCCESS;
+}
+
+static int te_cancel(struct mbmpi_req *r)
+{
+	struct mbmpi_fop *f = r->main;
+	struct mbu_dlist *it;
+
+	if (r->kind != MBMPI_REQ_RECV || !f || r->complete)
+		return MPI_SUCCESS;
+	mbu_dlist_foreach(&te.retry, it) {
+		if (it == &f->link) {
+			mbu_dlist_remove(it);
+			r->status.mbmpi_cancelled = 1;
+			te_op_finished(f);
+			return MPI_SUCCESS;
+		}
+	}
+	/* Not found means already matched: the receive completes normally. */
+	fi_cancel(&te.ep->fid, &f->ctx);
+	return MPI_SUCCESS;
+}
+
+const struct mbmpi_engine mbmpi_tagged_engine = {
+	.name = "tagged",
+	.init = te_init,
+	.getname = te_getname,
+	.insert = te_insert,
+	.send = te_send,
+	.recv = te_recv,
+	.probe = te_probe,
+	.cancel = te_cancel,
+	.progress = te_progress,
+	.fini = te_fini,
+};

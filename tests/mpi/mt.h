@@ -1,0 +1,49 @@
+/*
+ * The few helpers every MPI test program shares: a CHECK that reports the
+ * rank, file and line of a failed expectation and keeps going, and a finish
+ * that turns any failure on any rank into a non-zero exit of every rank.
+ */
+#ifndef MT_H
+#define MT_H
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mt_fails, mt_checks, mt_rank;
+
+#define CHECK(cond)                                                                       \
+	do {                                                                              \
+		mt_checks++;                                                              \
+		if (!(cond)) {                                                            \
+			mt_fails++;                                                       \
+			fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", mt_rank,    \
+				__FILE__, __LINE__, #cond);                               \
+		}                                                                         \
+	} while (0)
+
+#define CHECK_MPI(call) CHECK((call) == MPI_SUCCESS)
+
+static inline void mt_init(int *argc, char ***argv)
+{
+	MPI_Init(argc, argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/* Every rank learns whether any rank failed; rank 0 prints the summary. */
+static inline int mt_finish(const char *name)
+{
+	int bad = mt_fails, anybad = 0, checks = mt_checks, total = 0, size;
+
+	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Reduce(&checks, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (mt_rank == 0)
+		printf("%s: %d ranks, %d checks, %d failed\n", name, size, total, anybad);
+	MPI_Finalize();
+	return anybad ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs one MPI test program under a launcher at each of several job sizes.
+# usage: run.sh MPIRUN PROGRAM "NP..." [VAR=VALUE...]
+# The environment assignments go to the ranks (mpirun -x). Afterwards no
+# rank may be left running and no shared-memory segment of ours left behind.
+set -u
+mpirun=$1 prog=$2 nps=$3
+shift 3
+xs=()
+for kv in "$@"; do
+	export "${kv?}"
+	xs+=(-x "${kv%%=*}")
+done
+name=$(basename "$prog")
+rc=0
+for np in $nps; do
+	before=$(ls /dev/shm 2>/dev/null | grep -c "^mbx-$(id -u)-" || true)
+	out=$("$mpirun" -n "$np" --timeout 120 "${xs[@]}" "$prog" 2>&1)
+	st=$?
+	echo "$out" | tail -n 20
+	if [ $st -ne 0 ]; then
+		echo "FAIL: $name at $np ranks exited $st"
+		rc=1
+	fi
+	if pgrep -x "$name" >/dev/null; then
+		echo "FAIL: $name left processes behind at $np ranks"
+		pkill -9 -x "$name"
+		rc=1
+	fi
+	after=$(ls /dev/shm 2>/dev/null | grep -c "^mbx-$(id -u)-" || true)
+	if [ "$after" -gt "$before" ]; then
+		echo "FAIL: $name left shared-memory segments behind at $np ranks"
+		rc=1
+	fi
+done
+exit $rc

@@ -1,0 +1,397 @@
+/*
+ * Point-to-point at any number of ranks: the four send modes blocking and
+ * not, Sendrecv(_replace), persistent requests, the Wait/Test family,
+ * cancel, Request_free, probes and matched probes, wildcards, PROC_NULL,
+ * message order, large messages, and a synchronous send that must not
+ * complete before its receive is posted.
+ */
+#include "mt.h"
+
+#include <unistd.h>
+
+static int rank, size;
+
+static void fill(int *b, int n, int seed)
+{
+	for (int i = 0; i < n; i++)
+		b[i] = seed * 1000003 + i;
+}
+
+static int same(const int *b, int n, int seed)
+{
+	for (int i = 0; i < n; i++)
+		if (b[i] != seed * 1000003 + i)
+			return 0;
+	return 1;
+}
+
+/* Ring exchange with every send mode. */
+static void modes(void)
+{
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, n = 1000;
+	int *s = malloc(sizeof(int) * n), *r = malloc(sizeof(int) * n), bsize;
+	MPI_Status st;
+	MPI_Request rq[2];
+	char *bbuf = NULL;
+
+	for (int mode = 0; mode < 4; mode++) {
+		fill(s, n, rank + mode);
+		memset(r, 0, sizeof(int) * n);
+		CHECK_MPI(MPI_Irecv(r, n, MPI_INT, left, 10 + mode, MPI_COMM_WORLD, &rq[0]));
+		MPI_Barrier(MPI_COMM_WORLD); /* receives posted: Rsend is legal */
+		switch (mode) {
+		case 0: CHECK_MPI(MPI_Send(s, n, MPI_INT, right, 10, MPI_COMM_WORLD)); break;
+		case 1: CHECK_MPI(MPI_Ssend(s, n, MPI_INT, right, 11, MPI_COMM_WORLD)); break;
+		case 2: CHECK_MPI(MPI_Rsend(s, n, MPI_INT, right, 12, MPI_COMM_WORLD)); break;
+		case 3:
+			bsize = n * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+			bbuf = malloc((size_t)bsize);
+			CHECK_MPI(MPI_Buffer_attach(bbuf, bsize));
+			CHECK_MPI(MPI_Bsend(s, n, MPI_INT, right, 13, MPI_COMM_WORLD));
+			memset(s, 0xff, sizeof(int) * n); /* the data was copied out */
+			break;
+		}
+		CHECK_MPI(MPI_Wait(&rq[0], &st));
+		CHECK(same(r, n, left + mode));
+		CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 10 + mode);
+		if (mode == 3) {
+			void *p;
+			int sz;
+			CHECK_MPI(MPI_Buffer_detach(&p, &sz));
+			CHECK(p == bbuf && sz == bsize);
+			free(bbuf);
+		}
+	}
+	/* Non-blocking forms. */
+	for (int mode = 0; mode < 4; mode++) {
+		fill(s, n, rank * 7 + mode);
+		CHECK_MPI(MPI_Irecv(r, n, MPI_INT, left, 20 + mode, MPI_COMM_WORLD, &rq[0]));
+		MPI_Barrier(MPI_COMM_WORLD);
+		bbuf = NULL;
+		switch (mode) {
+		case 0: MPI_Isend(s, n, MPI_INT, right, 20, MPI_COMM_WORLD, &rq[1]); break;
+		case 1: MPI_Issend(s, n, MPI_INT, right, 21, MPI_COMM_WORLD, &rq[1]); break;
+		case 2: MPI_Irsend(s, n, MPI_INT, right, 22, MPI_COMM_WORLD, &rq[1]); break;
+		case 3:
+			bsize = n * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+			bbuf = malloc((size_t)bsize);
+			MPI_Buffer_attach(bbuf, bsize);
+			CHECK_MPI(MPI_Ibsend(s, n, MPI_INT, right, 23, MPI_COMM_WORLD, &rq[1]));
+			break;
+		}
+		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+		CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL);
+		CHECK(same(r, n, left * 7 + mode));
+		if (bbuf) {
+			void *p;
+			int sz;
+			MPI_Buffer_detach(&p, &sz);
+			free(bbuf);
+		}
+	}
+	/* A buffered send that does not fit is refused. */
+	{
+		char small[MPI_BSEND_OVERHEAD + 8];
+		int e;
+		void *p;
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		MPI_Buffer_attach(small, (int)sizeof(small));
+		e = MPI_Bsend(s, n, MPI_INT, right, 99, MPI_COMM_WORLD);
+		CHECK(e == MPI_ERR_BUFFER);
+		MPI_Buffer_detach(&p, &e);
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	}
+	free(s);
+	free(r);
+}
+
+static void sendrecv(void)
+{
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, a[64], b[64];
+	MPI_Status st;
+
+	fill(a, 64, rank);
+	CHECK_MPI(MPI_Sendrecv(a, 64, MPI_INT, right, 5, b, 64, MPI_INT, left, 5, MPI_COMM_WORLD, &st));
+	CHECK(same(b, 64, left) && st.MPI_SOURCE == left);
+	CHECK_MPI(MPI_Sendrecv_replace(a, 64, MPI_INT, right, 6, left, 6, MPI_COMM_WORLD, &st));
+	CHECK(same(a, 64, left));
+}
+
+static void persistent(void)
+{
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, s[16], r[16];
+	MPI_Request rq[2];
+	MPI_Status sts[2];
+
+	CHECK_MPI(MPI_Recv_init(r, 16, MPI_INT, left, 30, MPI_COMM_WORLD, &rq[0]));
+	CHECK_MPI(MPI_Send_init(s, 16, MPI_INT, right, 30, MPI_COMM_WORLD, &rq[1]));
+	for (int round = 0; round < 5; round++) {
+		fill(s, 16, rank + round);
+		CHECK_MPI(MPI_Startall(2, rq));
+		CHECK_MPI(MPI_Waitall(2, rq, sts));
+		CHECK(rq[0] != MPI_REQUEST_NULL); /* persistent requests stay */
+		CHECK(same(r, 16, left + round) && sts[0].MPI_SOURCE == left);
+	}
+	/* Wait on an inactive persistent request returns at once, empty. */
+	CHECK_MPI(MPI_Wait(&rq[0], &sts[0]));
+	CHECK(sts[0].MPI_SOURCE == MPI_ANY_SOURCE && sts[0].MPI_TAG == MPI_ANY_TAG);
+	CHECK_MPI(MPI_Request_free(&rq[0]));
+	CHECK_MPI(MPI_Request_free(&rq[1]));
+	CHECK(rq[0] == MPI_REQUEST_NULL);
+	/* Synchronous persistent sends too. */
+	CHECK_MPI(MPI_Recv_init(r, 16, MPI_INT, left, 31, MPI_COMM_WORLD, &rq[0]));
+	CHECK_MPI(MPI_Ssend_init(s, 16, MPI_INT, right, 31, MPI_COMM_WORLD, &rq[1]));
+	for (int round = 0; round < 3; round++) {
+		fill(s, 16, rank * 3 + round);
+		MPI_Start(&rq[0]);
+		MPI_Start(&rq[1]);
+		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+		CHECK(same(r, 16, left * 3 + round));
+	}
+	MPI_Request_free(&rq[0]);
+	MPI_Request_free(&rq[1]);
+}
+
+/* Everyone sends to rank 0, which uses every completion call in turn. */
+static void completion_family(void)
+{
+	enum { K = 6 };
+	int v[K], got[64 * K];
+
+	if (rank != 0) {
+		for (int k = 0; k < K; k++) {
+			v[k] = rank * 100 + k;
+			MPI_Send(&v[k], 1, MPI_INT, 0, 40 + k, MPI_COMM_WORLD);
+		}
+		return;
+	}
+	int n = (size - 1) * K, idx, cnt, flag, seen = 0, *indices = malloc(sizeof(int) * (size_t)(n + 1));
+	MPI_Request *rq = malloc(sizeof(MPI_Request) * (size_t)(n + 1));
+	MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(n + 1));
+
+	for (int i = 0; i < n; i++)
+		MPI_Irecv(&got[i], 1, MPI_INT, 1 + i / K, 40 + i % K, MPI_COMM_WORLD, &rq[i]);
+	/* Waitany for a third, Waitsome for a third, then Testany/Testsome/Testall. */
+	for (int j = 0; j < n / 3; j++) {
+		CHECK_MPI(MPI_Waitany(n, rq, &idx, &st[0]));
+		CHECK(idx >= 0 && idx < n && rq[idx] == MPI_REQUEST_NULL);
+		CHECK(st[0].MPI_SOURCE == 1 + idx / K && st[0].MPI_TAG == 40 + idx % K);
+		seen++;
+	}
+	while (seen < 2 * n / 3) {
+		CHECK_MPI(MPI_Waitsome(n, rq, &cnt, indices, st));
+		CHECK(cnt >= 1 || cnt == MPI_UNDEFINED);
+		for (int j = 0; j < cnt; j++)
+			CHECK(st[j].MPI_SOURCE == 1 + indices[j] / K);
+		seen += cnt > 0 ? cnt : 0;
+	}
+	do {
+		CHECK_MPI(MPI_Testany(n, rq, &idx, &flag, MPI_STATUS_IGNORE));
+		if (flag && idx != MPI_UNDEFINED)
+			seen++;
+	} while (flag && idx != MPI_UNDEFINED && seen < 5 * n / 6);
+	do {
+		CHECK_MPI(MPI_Testsome(n, rq, &cnt, indices, MPI_STATUSES_IGNORE));
+		if (cnt > 0)
+			seen += cnt;
+	} while (cnt != MPI_UNDEFINED && seen < n - 1);
+	do
+		CHECK_MPI(MPI_Testall(n, rq, &flag, st));
+	while (!flag);
+	for (int i = 0; i < n; i++)
+		CHECK(got[i] == (1 + i / K) * 100 + i % K);
+	/* All null: Waitany says MPI_UNDEFINED, Waitsome too. */
+	CHECK_MPI(MPI_Waitany(n, rq, &idx, MPI_STATUS_IGNORE));
+	CHECK(idx == MPI_UNDEFINED);
+	CHECK_MPI(MPI_Waitsome(n, rq, &cnt, indices, MPI_STATUSES_IGNORE));
+	CHECK(cnt == MPI_UNDEFINED);
+	free(rq);
+	free(st);
+	free(indices);
+}
+
+static void wildcards_and_order(void)
+{
+	enum { M = 50 };
+	int v;
+	MPI_Status st;
+
+	if (rank != 0) {
+		for (int i = 0; i < M; i++) {
+			v = rank * 1000 + i;
+			MPI_Send(&v, 1, MPI_INT, 0, i % 3, MPI_COMM_WORLD);
+		}
+	} else {
+		int *next = calloc((size_t)size, sizeof(int));
+		for (int i = 0; i < (size - 1) * M; i++) {
+			CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			/* Messages from one sender arrive in the order sent. */
+			CHECK(v == st.MPI_SOURCE * 1000 + next[st.MPI_SOURCE]);
+			CHECK(st.MPI_TAG == next[st.MPI_SOURCE] % 3);
+			next[st.MPI_SOURCE]++;
+		}
+		free(next);
+	}
+	/* Later tests send to rank 0 too; keep them out of the wildcard receives. */
+	MPI_Barrier(MPI_COMM_WORLD);
+	/* PROC_NULL: completes at once with the documented status. */
+	CHECK_MPI(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+	CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG);
+	{
+		int cnt;
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(cnt == 0);
+	}
+}
+
+static void probes_and_cancel(void)
+{
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, buf[300], flag, cnt;
+	MPI_Status st;
+	MPI_Message msg;
+	MPI_Request rq;
+
+	/* Probe learns the size, then receives it. */
+	fill(buf, 300, rank);
+	MPI_Isend(buf, 100 + rank, MPI_INT, right, 50, MPI_COMM_WORLD, &rq);
+	CHECK_MPI(MPI_Probe(left, 50, MPI_COMM_WORLD, &st));
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == 100 + left && st.MPI_SOURCE == left && st.MPI_TAG == 50);
+	{
+		int *in = malloc(sizeof(int) * (size_t)cnt);
+		MPI_Recv(in, cnt, MPI_INT, left, 50, MPI_COMM_WORLD, &st);
+		CHECK(same(in, cnt, left));
+		free(in);
+	}
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+
+	/* Iprobe finds nothing on an unused tag. */
+	CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, &st));
+	CHECK(!flag);
+
+	/* Matched probe: the message is ours even if another receive could match. */
+	MPI_Isend(buf, 10, MPI_INT, right, 51, MPI_COMM_WORLD, &rq);
+	CHECK_MPI(MPI_Mprobe(MPI_ANY_SOURCE, 51, MPI_COMM_WORLD, &msg, &st));
+	CHECK(st.MPI_SOURCE == left);
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == 10);
+	{
+		int in[10] = {0};
+		CHECK_MPI(MPI_Mrecv(in, 10, MPI_INT, &msg, &st));
+		CHECK(msg == MPI_MESSAGE_NULL && same(in, 10, left));
+	}
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+
+	MPI_Isend(buf, 20, MPI_INT, right, 52, MPI_COMM_WORLD, &rq);
+	do
+		CHECK_MPI(MPI_Improbe(left, 52, MPI_COMM_WORLD, &flag, &msg, &st));
+	while (!flag);
+	{
+		int in[20] = {0};
+		MPI_Request r2;
+		CHECK_MPI(MPI_Imrecv(in, 20, MPI_INT, &msg, &r2));
+		CHECK_MPI(MPI_Wait(&r2, &st));
+		CHECK(same(in, 20, left) && st.MPI_SOURCE == left);
+	}
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	CHECK_MPI(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
+	CHECK(msg == MPI_MESSAGE_NO_PROC);
+	CHECK_MPI(MPI_Mrecv(buf, 1, MPI_INT, &msg, &st));
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL);
+
+	/* Cancel of a receive nobody matches. */
+	CHECK_MPI(MPI_Irecv(buf, 1, MPI_INT, MPI_ANY_SOURCE, 777, MPI_COMM_WORLD, &rq));
+	CHECK_MPI(MPI_Cancel(&rq));
+	CHECK_MPI(MPI_Wait(&rq, &st));
+	MPI_Test_cancelled(&st, &flag);
+	CHECK(flag);
+
+	/* Request_free of an active receive: it still completes into the buffer. */
+	{
+		int x = -1, y = rank;
+		MPI_Request r2;
+		MPI_Irecv(&x, 1, MPI_INT, left, 53, MPI_COMM_WORLD, &r2);
+		CHECK_MPI(MPI_Request_free(&r2));
+		CHECK(r2 == MPI_REQUEST_NULL);
+		MPI_Send(&y, 1, MPI_INT, right, 53, MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+		while (x == -1) {
+			int f;
+			MPI_Iprobe(MPI_ANY_SOURCE, 54, MPI_COMM_WORLD, &f, MPI_STATUS_IGNORE);
+		}
+		CHECK(x == left);
+	}
+}
+
+/* An Issend must stay incomplete until the peer posts its receive. */
+static void ssend_waits_for_match(void)
+{
+	int v = 7, flag = 0, go = 1;
+	MPI_Request rq;
+	double t;
+
+	if (size < 2)
+		return;
+	if (rank == 0) {
+		MPI_Issend(&v, 1, MPI_INT, 1, 60, MPI_COMM_WORLD, &rq);
+		t = MPI_Wtime();
+		while (!flag && MPI_Wtime() - t < 0.05)
+			MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+		CHECK(!flag);
+		MPI_Send(&go, 1, MPI_INT, 1, 61, MPI_COMM_WORLD);
+		if (!flag)
+			CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	} else if (rank == 1) {
+		int got = 0;
+		MPI_Recv(&go, 1, MPI_INT, 0, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Recv(&got, 1, MPI_INT, 0, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		CHECK(got == 7);
+	}
+}
+
+static void large(void)
+{
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+	int n = (4 << 20) / (int)sizeof(int) + 17; /* odd size: a short last piece */
+	int *s = malloc(sizeof(int) * (size_t)n), *r = malloc(sizeof(int) * (size_t)n), cnt;
+	MPI_Status st;
+
+	fill(s, n, rank);
+	CHECK_MPI(MPI_Sendrecv(s, n, MPI_INT, right, 70, r, n, MPI_INT, left, 70, MPI_COMM_WORLD, &st));
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == n && same(r, n, left));
+	/* Probe reports the full size of a large message. */
+	MPI_Request rq;
+	MPI_Isend(s, n, MPI_INT, right, 71, MPI_COMM_WORLD, &rq);
+	MPI_Probe(left, 71, MPI_COMM_WORLD, &st);
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == n);
+	memset(r, 0, sizeof(int) * (size_t)n);
+	MPI_Recv(r, n, MPI_INT, left, 71, MPI_COMM_WORLD, &st);
+	CHECK(same(r, n, left));
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	/* Large synchronous send. */
+	MPI_Irecv(r, n, MPI_INT, left, 72, MPI_COMM_WORLD, &rq);
+	CHECK_MPI(MPI_Ssend(s, n, MPI_INT, right, 72, MPI_COMM_WORLD));
+	CHECK_MPI(MPI_Wait(&rq, &st));
+	CHECK(same(r, n, left));
+	free(s);
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	mt_init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	rank = mt_rank;
+	modes();
+	sendrecv();
+	persistent();
+	completion_family();
+	wildcards_and_order();
+	probes_and_cancel();
+	ssend_waits_for_match();
+	large();
+	return mt_finish("t_p2p");
+}

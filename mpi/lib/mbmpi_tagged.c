@@ -384,7 +384,8 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 	}
 	r->status.MPI_SOURCE = (int)src;
 	r->status.MPI_TAG = (int)(tag & MBMPI_TAG_MASK);
-	r->status.mbmpi_bytes = placed;
+	/* Providers differ in what len says for a truncated receive; never more than fits. */
+	r->status.mbmpi_bytes = placed < r->clen ? placed : r->clen;
 	if (err == FI_ETRUNC)
 		r->err = MPI_ERR_TRUNCATE;
 	if (tag & MBMPI_FLAG_SYNC)
@@ -492,13 +493,15 @@ static int te_progress(void)
 		struct fi_cq_err_entry err = {0};
 
 		if (fi_cq_readerr(te.cq, &err, 0) == 1) {
+			/* shm 1.17 reports its errors negated; the class is what counts. */
+			int code = err.err < 0 ? -err.err : err.err;
 			struct fi_cq_tagged_entry t = {.op_context = err.op_context,
 						       .flags = err.flags, .len = err.len,
 						       .buf = err.buf, .data = err.data,
 						       .tag = err.tag};
 			te_complete(mbu_container_of((struct fi_context2 *)err.op_context,
 						     struct mbmpi_fop, ctx),
-				    &t, err.err, err.olen);
+				    &t, code, err.olen);
 			done++;
 		}
 	} else if (n < 0 && n != -FI_EAGAIN) {

@@ -27,6 +27,9 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "mbmpi_params.h"
+#include "mbu_shm.h"
+
 extern char **environ;
 
 struct rank {
@@ -164,8 +167,18 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: mpirun -n N [-x VAR[=VALUE]]... [--tag-output] [--timeout SECONDS] "
-		"program [args...]\n");
+		"program [args...]\n"
+		"       mpirun --params   (the MATCHBOX_MPI_* variables of libmpi)\n");
 	exit(2);
+}
+
+static void list_params(void)
+{
+#define MBMPI_PRINT_PARAM(name, dflt, what) printf("%-28s %-10s %s\n", name, dflt, what);
+	printf("%-28s %-10s %s\n", "variable", "default", "meaning");
+	MBMPI_PARAMS(MBMPI_PRINT_PARAM)
+#undef MBMPI_PRINT_PARAM
+	exit(0);
 }
 
 static int register_job(void)
@@ -306,6 +319,8 @@ int main(int argc, char **argv)
 			job.n = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "-x") && a + 1 < argc)
 			xvars[nx++] = argv[++a];
+		else if (!strcmp(argv[a], "--params"))
+			list_params();
 		else if (!strcmp(argv[a], "--tag-output"))
 			job.tag_output = true;
 		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc)
@@ -466,6 +481,12 @@ int main(int argc, char **argv)
 	PMIx_server_finalize();
 	/* PMIx leaves its rendezvous files in our directory. */
 	nftw(job.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	/* Ranks killed by a signal cannot remove their matchbox segments. */
+	{
+		char prefix[64];
+		snprintf(prefix, sizeof(prefix), "mbx-%u-", (unsigned)geteuid());
+		mbu_shm_reap(prefix);
+	}
 	free(xvars);
 	return code;
 }

@@ -7,6 +7,8 @@
 set -uo pipefail
 mpirun=$1 prog=$2 pname=$(basename "$2")
 fails=0 n=0
+segs() { ls /dev/shm 2>/dev/null | grep -c "^mbx-$(id -u)-" || true; }
+segs_before=$(segs)
 check() { # name, expected status, max seconds, command...
   local name=$1 want=$2 max=$3; shift 3
   local t0 t1 rc left
@@ -57,5 +59,7 @@ expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"
 expect_out "rank 1 output tagged" "\[1,1\]<stdout>:forwarded"
 n=$((n + 1))
 if ls -d /tmp/mbxrun.* >/dev/null 2>&1; then echo "FAIL temporary directories left: $(ls -d /tmp/mbxrun.*)"; fails=$((fails + 1)); else echo "ok   no temporary directories left"; fi
+n=$((n + 1))
+if [ "$(segs)" -gt "$segs_before" ]; then echo "FAIL shared-memory segments left: $(ls /dev/shm | grep "^mbx-$(id -u)-")"; fails=$((fails + 1)); else echo "ok   no shared-memory segments left"; fi
 echo "mpirun: $((n - fails)) of $n checks passed"
 [ $fails = 0 ]

@@ -1050,7 +1050,10 @@ static void discover_slots(struct mbx_ep *ep)
 		st = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (st == MBX_SLOT_CLAIMED)
 			unfinished = true;	/* its owner is filling it in */
-		if (st != MBX_SLOT_READY)
+		/* A sender may write and close before we ever look: its slot is
+		 * CLOSED with frames still in it, which are delivered, then the
+		 * slot is retired. */
+		if (st != MBX_SLOT_READY && st != MBX_SLOT_CLOSED)
 			continue;
 		r->slot = s;
 		mbu_ring_cons_init(&r->cons, &s->ring, mbx_slot_ring(s), ep->seg->ring_size);

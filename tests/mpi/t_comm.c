@@ -1,2 +1,207 @@
+/*
+ * Communicators and groups: dup, split (with keys that reverse the order and
+ * an MPI_UNDEFINED colour), split_type(SHARED), create, compare, free, names
+ * and TAG_UB; the group calls; and isolation: a message on one communicator
+ * is never received on another, even by a wildcard receive.
+ */
 #include "mt.h"
-int main(int argc, char **argv) { mt_init(&argc, &argv); return mt_finish("x"); }
+
+static int rank, size;
+
+static void dup_and_isolation(void)
+{
+	MPI_Comm d;
+	int res, v = rank, got = -1, flag;
+	MPI_Status st;
+	char name[MPI_MAX_OBJECT_NAME];
+	int len;
+
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+	CHECK_MPI(MPI_Comm_compare(MPI_COMM_WORLD, d, &res));
+	CHECK(res == MPI_CONGRUENT);
+	CHECK_MPI(MPI_Comm_compare(d, d, &res));
+	CHECK(res == MPI_IDENT);
+	CHECK_MPI(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
+	CHECK(!strcmp(name, "MPI_COMM_WORLD"));
+	CHECK_MPI(MPI_Comm_set_name(d, "my dup"));
+	MPI_Comm_get_name(d, name, &len);
+	CHECK(!strcmp(name, "my dup") && len == 6);
+
+	/* Send on d, look for it on WORLD with wildcards: not there. */
+	MPI_Send(&v, 1, MPI_INT, (rank + 1) % size, 3, d);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Barrier(d);
+	CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
+	CHECK(!flag);
+	CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, d, &st));
+	CHECK(got == (rank - 1 + size) % size && st.MPI_TAG == 3);
+	/* Collective traffic on WORLD never matches a pending user wildcard receive. */
+	{
+		MPI_Request rq;
+		int sum = 0, one = 1;
+		MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
+		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Bcast(&sum, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Test(&rq, &flag, &st);
+		CHECK(!flag && sum == size);
+		MPI_Send(&v, 1, MPI_INT, rank, 9, MPI_COMM_WORLD);
+		MPI_Wait(&rq, &st);
+		CHECK(got == rank && st.MPI_TAG == 9);
+	}
+	CHECK_MPI(MPI_Comm_free(&d));
+	CHECK(d == MPI_COMM_NULL);
+}
+
+static void split(void)
+{
+	MPI_Comm half, rev, none, shared;
+	int r, s, res;
+
+	/* Two colours; keys reverse the order in each. */
+	CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half));
+	MPI_Comm_size(half, &s);
+	MPI_Comm_rank(half, &r);
+	CHECK(s == (size + 1 - rank % 2) / 2);
+	CHECK(r == s - 1 - rank / 2);
+	{
+		/* The members are the right ones: sum of world ranks. */
+		int sum = 0, expect = 0;
+		MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, half);
+		for (int i = rank % 2; i < size; i += 2)
+			expect += i;
+		CHECK(sum == expect);
+	}
+	/* Same key for everyone: order by the old rank. */
+	CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &rev));
+	MPI_Comm_rank(rev, &r);
+	CHECK(r == rank);
+	CHECK_MPI(MPI_Comm_compare(rev, MPI_COMM_WORLD, &res));
+	CHECK(res == MPI_CONGRUENT);
+	MPI_Comm_free(&rev);
+	/* Reversed keys: same members, other order. */
+	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+	MPI_Comm_compare(rev, MPI_COMM_WORLD, &res);
+	CHECK(res == (size == 1 ? MPI_CONGRUENT : MPI_SIMILAR));
+	MPI_Comm_free(&rev);
+	/* Rank 0 opts out. */
+	CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
+	CHECK((rank == 0) == (none == MPI_COMM_NULL));
+	if (none != MPI_COMM_NULL) {
+		MPI_Comm_size(none, &s);
+		CHECK(s == size - 1);
+		MPI_Comm_free(&none);
+	}
+	/* Everyone here is on one node. */
+	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
+	MPI_Comm_size(shared, &s);
+	CHECK(s == size);
+	MPI_Comm_free(&shared);
+	/* Point-to-point inside the split. */
+	MPI_Comm_size(half, &s);
+	MPI_Comm_rank(half, &r);
+	{
+		int v = r, got = -1;
+		MPI_Sendrecv(&v, 1, MPI_INT, (r + 1) % s, 0, &got, 1, MPI_INT, (r - 1 + s) % s, 0, half,
+			     MPI_STATUS_IGNORE);
+		CHECK(got == (r - 1 + s) % s);
+	}
+	MPI_Comm_free(&half);
+}
+
+static void groups_and_create(void)
+{
+	MPI_Group world, evens, odds, u, in, diff, g;
+	MPI_Comm ec;
+	int n = (size + 1) / 2, *ranks = malloc(sizeof(int) * (size_t)size), res, gs, gr;
+	int *out = malloc(sizeof(int) * (size_t)size);
+
+	CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+	MPI_Group_size(world, &gs);
+	MPI_Group_rank(world, &gr);
+	CHECK(gs == size && gr == rank);
+	for (int i = 0; i < n; i++)
+		ranks[i] = 2 * i;
+	CHECK_MPI(MPI_Group_incl(world, n, ranks, &evens));
+	CHECK_MPI(MPI_Group_excl(world, n, ranks, &odds));
+	MPI_Group_size(evens, &gs);
+	CHECK(gs == n);
+	MPI_Group_size(odds, &gs);
+	CHECK(gs == size - n);
+	MPI_Group_rank(evens, &gr);
+	CHECK(gr == (rank % 2 ? MPI_UNDEFINED : rank / 2));
+	CHECK_MPI(MPI_Group_union(evens, odds, &u));
+	MPI_Group_compare(u, world, &res);
+	CHECK(res == (size <= 2 ? MPI_IDENT : MPI_SIMILAR));
+	CHECK_MPI(MPI_Group_intersection(evens, odds, &in));
+	MPI_Group_size(in, &gs);
+	CHECK(gs == 0);
+	CHECK(in == MPI_GROUP_EMPTY);
+	CHECK_MPI(MPI_Group_difference(world, odds, &diff));
+	MPI_Group_compare(diff, evens, &res);
+	CHECK(res == MPI_IDENT);
+	for (int i = 0; i < size; i++)
+		ranks[i] = i;
+	CHECK_MPI(MPI_Group_translate_ranks(world, size, ranks, evens, out));
+	for (int i = 0; i < size; i++)
+		CHECK(out[i] == (i % 2 ? MPI_UNDEFINED : i / 2));
+	/* Comm_create from the even group. */
+	CHECK_MPI(MPI_Comm_create(MPI_COMM_WORLD, evens, &ec));
+	CHECK((rank % 2 == 0) == (ec != MPI_COMM_NULL));
+	if (ec != MPI_COMM_NULL) {
+		int s, r, sum = 0;
+		MPI_Comm_size(ec, &s);
+		MPI_Comm_rank(ec, &r);
+		CHECK(s == n && r == rank / 2);
+		MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ec);
+		CHECK(sum == n * (n - 1));
+		MPI_Comm_group(ec, &g);
+		MPI_Group_compare(g, evens, &res);
+		CHECK(res == MPI_IDENT);
+		MPI_Group_free(&g);
+		MPI_Comm_free(&ec);
+	}
+	MPI_Group_free(&world);
+	MPI_Group_free(&evens);
+	MPI_Group_free(&odds);
+	MPI_Group_free(&u);
+	MPI_Group_free(&in);
+	MPI_Group_free(&diff);
+	CHECK(diff == MPI_GROUP_NULL);
+	free(ranks);
+	free(out);
+}
+
+/* Many communicators created and freed: ids keep agreeing. */
+static void many(void)
+{
+	for (int i = 0; i < 200; i++) {
+		MPI_Comm d;
+		int v = i, got = -1;
+		MPI_Comm_dup(MPI_COMM_WORLD, &d);
+		MPI_Allreduce(&v, &got, 1, MPI_INT, MPI_MAX, d);
+		CHECK(got == i);
+		MPI_Comm_free(&d);
+	}
+	{
+		MPI_Comm self;
+		int s, r;
+		MPI_Comm_dup(MPI_COMM_SELF, &self);
+		MPI_Comm_size(self, &s);
+		MPI_Comm_rank(self, &r);
+		CHECK(s == 1 && r == 0);
+		MPI_Comm_free(&self);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	mt_init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	rank = mt_rank;
+	dup_and_isolation();
+	split();
+	groups_and_create();
+	many();
+	return mt_finish("t_comm");
+}

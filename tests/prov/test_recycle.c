@@ -156,3 +156,22 @@ Test(recycle, closed_and_dead_senders_free_their_slots, .timeout = 60)
 	fi_close(&fabric->fid);
 	fi_freeinfo(fi);
 }
+
+/* A sender that writes and closes before the receiver ever progresses: its
+ * slot is already CLOSED when the receiver first looks, and the message in
+ * it must still be delivered (MPI_Finalize does exactly this). */
+Test(recycle, message_from_a_sender_closed_before_discovery, .timeout = 60)
+{
+	struct end r, s;
+	fi_addr_t dst;
+
+	unsetenv("FI_MATCHBOX_SHM_PEERS");
+	open_domain();
+	open_end(&r);
+	open_end(&s);
+	cr_assert_eq(fi_av_insert(s.av, r.name, 1, &dst, 0, NULL), 1);
+	cr_assert_eq(fi_tinject(s.ep, "hi", 3, dst, 77), 0);
+	close_end(&s);
+	expect(&r, NULL, 77);
+	close_end(&r);
+}

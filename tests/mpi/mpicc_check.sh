@@ -1,0 +1,73 @@
+#!/bin/bash
+# mpicc's contract: -show prints the real command; -c, -o and other flags
+# pass through; the program runs under mpirun and as a singleton with no
+# LD_LIBRARY_PATH or FI_PROVIDER_PATH, from the build tree and after
+# `meson install` into a fresh prefix.
+# usage: mpicc_check.sh SOURCE_ROOT MPICC MPIRUN
+set -u
+src=$1 mpicc=$2 mpirun=$3
+tmp=$(mktemp -d /tmp/mpicc_check.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+cat >"$tmp/hello.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	int r, n, one = 1, sum = 0;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	printf("hello %d of %d sum %d flag %d\n", r, n, sum, MBX_FLAG);
+	MPI_Finalize();
+	return sum == n ? 0 : 1;
+}
+C
+run_clean() { env -u LD_LIBRARY_PATH -u FI_PROVIDER_PATH "$@"; }
+
+check_wrapper() { # label, mpicc, mpirun
+	local label=$1 cc=$2 run=$3 out
+	out=$("$cc" -show -DMBX_FLAG=3 "$tmp/hello.c" -o "$tmp/hello")
+	case "$out" in
+	*"-DMBX_FLAG=3"*"-o $tmp/hello"*-lmpi*) ok "$label: -show prints the command" ;;
+	*) bad "$label: -show printed: $out" ;;
+	esac
+	[ ! -e "$tmp/hello" ] && ok "$label: -show runs nothing" || bad "$label: -show compiled"
+	if "$cc" -DMBX_FLAG=3 -O2 -c "$tmp/hello.c" -o "$tmp/hello.o" && [ -f "$tmp/hello.o" ] &&
+	   "$cc" "$tmp/hello.o" -o "$tmp/hello"; then
+		ok "$label: -c then link"
+	else
+		bad "$label: -c then link"
+	fi
+	out=$(run_clean "$run" -n 2 "$tmp/hello" 2>&1)
+	if [ "$(echo "$out" | grep -c 'sum 2 flag 3')" = 2 ]; then
+		ok "$label: runs under mpirun with a clean environment"
+	else
+		bad "$label: mpirun run: $out"
+	fi
+	out=$(run_clean "$tmp/hello" 2>&1)
+	[ "$out" = "hello 0 of 1 sum 1 flag 3" ] && ok "$label: runs as a singleton" || bad "$label: singleton: $out"
+	rm -f "$tmp/hello" "$tmp/hello.o"
+}
+
+check_wrapper "build tree" "$mpicc" "$mpirun"
+
+# Installed: a separate build into a fresh prefix.
+if meson setup --prefix="$tmp/inst" -Dtests=false "$tmp/b" "$src" >"$tmp/setup.log" 2>&1 &&
+   ninja -C "$tmp/b" install >"$tmp/install.log" 2>&1; then
+	ok "meson install into $tmp/inst"
+	check_wrapper "installed" "$tmp/inst/bin/mpicc" "$tmp/inst/bin/mpirun"
+	lib=$(ldd "$tmp/inst/bin/mpirun" >/dev/null; "$tmp/inst/bin/mpicc" "$tmp/hello.c" -DMBX_FLAG=0 -o "$tmp/h2" && ldd "$tmp/h2" | awk '/libmpi/ {print $3}')
+	case "$lib" in
+	"$tmp/inst/"*) ok "installed program uses the installed libmpi" ;;
+	*) bad "installed program's libmpi: $lib" ;;
+	esac
+else
+	tail -20 "$tmp/setup.log" "$tmp/install.log"
+	bad "meson install"
+fi
+echo "mpicc: $fails failed"
+[ $fails = 0 ]

@@ -60,7 +60,7 @@ if meson setup --prefix="$tmp/inst" -Dtests=false "$tmp/b" "$src" >"$tmp/setup.l
    ninja -C "$tmp/b" install >"$tmp/install.log" 2>&1; then
 	ok "meson install into $tmp/inst"
 	check_wrapper "installed" "$tmp/inst/bin/mpicc" "$tmp/inst/bin/mpirun"
-	lib=$(ldd "$tmp/inst/bin/mpirun" >/dev/null; "$tmp/inst/bin/mpicc" "$tmp/hello.c" -DMBX_FLAG=0 -o "$tmp/h2" && ldd "$tmp/h2" | awk '/libmpi/ {print $3}')
+	lib=$(ldd "$tmp/inst/bin/mpirun" >/dev/null; "$tmp/inst/bin/mpicc" "$tmp/hello.c" -DMBX_FLAG=0 -o "$tmp/h2" && env -u LD_LIBRARY_PATH ldd "$tmp/h2" | awk '/libmpi/ {print $3}')
 	case "$lib" in
 	"$tmp/inst/"*) ok "installed program uses the installed libmpi" ;;
 	*) bad "installed program's libmpi: $lib" ;;

@@ -1,0 +1,188 @@
+/*
+ * MPI micro-benchmarks in the style of the usual suites, written against the
+ * standard API only, so the same source builds with our mpicc, Open MPI's and
+ * MPICH's and the figures compare like with like. One program, one test per
+ * run: mbench lat|bw|bibw|rate|allreduce|bcast|alltoall|barrier|init [bytes].
+ * Rank 0 prints "test bytes value unit" lines; init prints every rank's time.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WINDOW 64
+
+static int rank, size;
+
+static double now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int iters_for(size_t bytes, int small)
+{
+	if (bytes <= 4096)
+		return small;
+	if (bytes <= 65536)
+		return small / 4;
+	if (bytes <= 1 << 20)
+		return 400;
+	return 100;
+}
+
+static void lat(size_t bytes)
+{
+	char *b = malloc(bytes + 1);
+	int it = iters_for(bytes, 20000), warm = it / 10 + 10;
+	double t0 = 0;
+
+	memset(b, 1, bytes + 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < it + warm; i++) {
+		if (i == warm)
+			t0 = MPI_Wtime();
+		if (rank == 0) {
+			MPI_Send(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+			MPI_Recv(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+		}
+	}
+	if (rank == 0)
+		printf("lat %zu %.3f us\n", bytes, (MPI_Wtime() - t0) * 1e6 / (2.0 * it));
+	free(b);
+}
+
+/* Window of non-blocking sends, one reused buffer (OSU style); bidirectional
+ * when both ranks send. */
+static void bw(size_t bytes, int bidir)
+{
+	char *s = malloc(bytes + 1), *r = malloc(bytes * (bidir ? 1 : 1) + 1);
+	int it = iters_for(bytes, 2000) / 4 + 5, warm = 5, ack = 0;
+	MPI_Request rq[2 * WINDOW];
+	double t0 = 0;
+
+	memset(s, 2, bytes + 1);
+	memset(r, 0, bytes + 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < it + warm; i++) {
+		int n = 0;
+		if (i == warm)
+			t0 = MPI_Wtime();
+		if (rank == 0 || (bidir && rank == 1)) {
+			int peer = 1 - rank;
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Isend(s, (int)bytes, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
+			if (bidir)
+				for (int w = 0; w < WINDOW; w++)
+					MPI_Irecv(r, (int)bytes, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
+			MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+			if (!bidir)
+				MPI_Recv(&ack, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Irecv(r, (int)bytes, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &rq[n++]);
+			MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+			MPI_Send(&ack, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+		}
+		if (bidir)
+			MPI_Barrier(MPI_COMM_WORLD);
+	}
+	if (rank == 0) {
+		double t = MPI_Wtime() - t0;
+		printf("%s %zu %.3f GB/s\n", bidir ? "bibw" : "bw", bytes,
+		       (double)bytes * WINDOW * it * (bidir ? 2 : 1) / t / 1e9);
+	}
+	free(s);
+	free(r);
+}
+
+static void rate(void)
+{
+	char s[8] = {0}, r[8 * WINDOW];
+	int it = 3000, warm = 100, ack = 0;
+	MPI_Request rq[WINDOW];
+	double t0 = 0;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < it + warm; i++) {
+		if (i == warm)
+			t0 = MPI_Wtime();
+		if (rank == 0) {
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Isend(s, 8, MPI_CHAR, 1, 4, MPI_COMM_WORLD, &rq[w]);
+			MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
+			MPI_Recv(&ack, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Irecv(r + 8 * w, 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD, &rq[w]);
+			MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
+			MPI_Send(&ack, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+		}
+	}
+	if (rank == 0)
+		printf("rate 8 %.3f Mmsg/s\n", (double)WINDOW * it / (MPI_Wtime() - t0) / 1e6);
+}
+
+static void coll(const char *what, size_t bytes)
+{
+	int n = (int)(bytes / sizeof(double)), it = bytes <= 4096 ? 5000 : 300, warm = it / 10;
+	double *a = calloc((size_t)(n ? n : 1) * (size_t)size, sizeof(double));
+	double *b = calloc((size_t)(n ? n : 1) * (size_t)size, sizeof(double));
+	double t0 = 0, t, tmax;
+
+	if (!strcmp(what, "barrier"))
+		it = 5000;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < it + warm; i++) {
+		if (i == warm)
+			t0 = MPI_Wtime();
+		if (!strcmp(what, "allreduce"))
+			MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		else if (!strcmp(what, "bcast"))
+			MPI_Bcast(a, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		else if (!strcmp(what, "alltoall"))
+			MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD);
+		else
+			MPI_Barrier(MPI_COMM_WORLD);
+	}
+	t = (MPI_Wtime() - t0) / it;
+	MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("%s %zu %.3f us\n", what, bytes, tmax * 1e6);
+	free(a);
+	free(b);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "lat";
+	size_t bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : 8;
+	double t_start = now_real();
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (!strcmp(what, "init")) {
+		MPI_Finalize();
+		/* Each rank: its own MPI_Init to MPI_Finalize; the script takes the max. */
+		printf("init %d %.3f ms\n", size, (now_real() - t_start) * 1e3);
+		return 0;
+	}
+	if (!strcmp(what, "lat"))
+		lat(bytes);
+	else if (!strcmp(what, "bw"))
+		bw(bytes, 0);
+	else if (!strcmp(what, "bibw"))
+		bw(bytes, 1);
+	else if (!strcmp(what, "rate"))
+		rate();
+	else
+		coll(what, bytes);
+	MPI_Finalize();
+	return 0;
+}

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 struct mbx_params mbx_param = {
-	.eager_limit = 16384,
+	.eager_limit = 65536,
 	.inject_size = 4096,
 	.ring_size = 256 * 1024,
 	.copy_min = 256 * 1024,

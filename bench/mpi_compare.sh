@@ -1,0 +1,107 @@
+#!/bin/bash
+# Builds bench/mpi/mbench.c with our mpicc, Debian's Open MPI (mpicc.openmpi)
+# and MPICH (mpicc.mpich), runs every figure with each in the same session,
+# and prints each with the ratio to the best peer configuration. Peers run in
+# their default configuration, and Open MPI also without CMA
+# (btl_vader_single_copy_mechanism none), its best for large messages here.
+# Writes bench/results/mpi_compare.csv and an SVG chart of the ratios.
+# usage: bench/mpi_compare.sh [BUILD_DIR] [REPEATS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+reps=${2:-3}
+tmp=$(mktemp -d /tmp/mpi_compare.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+out=$here/results
+mkdir -p "$out"
+
+need() { command -v "$1" >/dev/null || { echo "missing $1 (scripts/install-deps installs it)"; exit 1; }; }
+need mpicc.openmpi
+need mpicc.mpich
+"$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
+mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi" || exit 1
+# MPICH's header trips a GCC 12 false positive on MPI_STATUSES_IGNORE.
+mpicc.mpich -O2 -Wno-stringop-overflow "$here/mpi/mbench.c" -o "$tmp/mb.mpich" || exit 1
+
+configs=(ours ompi ompi-nocma mpich)
+launch() { # config np args...
+	local c=$1 np=$2
+	shift 2
+	case $c in
+	ours) "$b/mpi/mpirun" -n "$np" --timeout 120 "$tmp/mb.ours" "$@" ;;
+	ompi) timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$tmp/mb.ompi" "$@" ;;
+	ompi-nocma) timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe \
+		--mca btl_vader_single_copy_mechanism none -n "$np" "$tmp/mb.ompi" "$@" ;;
+	mpich) timeout 120 mpiexec.mpich -n "$np" "$tmp/mb.mpich" "$@" ;;
+	esac 2>/dev/null
+}
+
+# One figure: best of $reps runs (max for rates, min for times).
+measure() { # config np higher_is_better test bytes
+	local c=$1 np=$2 hib=$3 best="" v
+	shift 3
+	for ((i = 0; i < reps; i++)); do
+		v=$(launch "$c" "$np" "$@" | awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1)
+		[ -z "$v" ] && continue
+		if [ -z "$best" ] || awk -v a="$v" -v b="$best" -v h="$hib" 'BEGIN{exit !(h ? a > b : a < b)}'; then
+			best=$v
+		fi
+	done
+	echo "${best:-nan}"
+}
+
+printf "%-10s %8s %5s %10s %10s %10s %10s %7s  %s\n" test bytes ranks ours ompi ompi-nocma mpich ratio unit
+echo "test,bytes,ranks,unit,higher_is_better,ours,ompi,ompi_nocma,mpich,ratio" >"$out/mpi_compare.csv"
+row() { # test bytes ranks higher_is_better unit
+	local t=$1 by=$2 np=$3 hib=$4 unit=$5 vals=() v
+	for c in "${configs[@]}"; do
+		v=$(measure "$c" "$np" "$hib" "$t" "$by")
+		vals+=("$v")
+	done
+	ratio=$(awk -v h="$hib" -v o="${vals[0]}" -v a="${vals[1]}" -v b="${vals[2]}" -v c="${vals[3]}" 'BEGIN{
+		best = ""; n = split(a " " b " " c, p, " ");
+		for (i = 1; i <= n; i++) if (p[i] != "nan" && (best == "" || (h ? p[i] + 0 > best : p[i] + 0 < best))) best = p[i] + 0;
+		if (best == "" || o == "nan" || best == 0) print "nan"; else printf "%.2f", h ? o / best : o / best }')
+	printf "%-10s %8s %5s %10s %10s %10s %10s %7s  %s\n" "$t" "$by" "$np" "${vals[@]}" "$ratio" "$unit"
+	echo "$t,$by,$np,$unit,$hib,${vals[0]},${vals[1]},${vals[2]},${vals[3]},$ratio" >>"$out/mpi_compare.csv"
+}
+
+row lat 8 2 0 us
+row lat 65536 2 0 us
+row bw 65536 2 1 GB/s
+row bw 1048576 2 1 GB/s
+row bw 4194304 2 1 GB/s
+row bibw 65536 2 1 GB/s
+row bibw 1048576 2 1 GB/s
+row bibw 4194304 2 1 GB/s
+row rate 8 2 1 Mmsg/s
+row allreduce 8 2 0 us
+row allreduce 8 4 0 us
+row allreduce 65536 4 0 us
+row bcast 8 4 0 us
+row bcast 65536 4 0 us
+row alltoall 64 4 0 us
+row barrier 0 2 0 us
+row barrier 0 4 0 us
+row init 0 2 0 ms
+row init 0 8 0 ms
+row init 0 16 0 ms
+echo "ratio = ours / best peer configuration (times: lower is better; GB/s and Mmsg/s: higher is better)"
+
+# The chart: one bar per figure, ours relative to the best peer (1.0 = equal,
+# bars past the line are better for us).
+awk -F, 'NR > 1 && $10 != "nan" {
+	good = $5 ? $10 : 1 / $10; n++; name[n] = $1 " " $2 "B " $3 "r"; v[n] = good }
+END {
+	w = 640; bh = 18; h = n * bh + 60; x0 = 170; scale = 200;
+	printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n", w, h;
+	printf "<text x=\"10\" y=\"16\" font-size=\"13\">Matchbox MPI vs the best of Open MPI / MPICH (speed-up, 1.0 = equal)</text>\n";
+	for (i = 1; i <= n; i++) {
+		y = 30 + (i - 1) * bh; len = v[i] * scale; if (len > w - x0 - 50) len = w - x0 - 50;
+		printf "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", x0 - 6, y + 12, name[i];
+		printf "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", x0, y + 2, len, bh - 4, (v[i] >= 1 ? "#3a7" : "#c54");
+		printf "<text x=\"%.1f\" y=\"%d\">%.2f</text>\n", x0 + len + 4, y + 12, v[i];
+	}
+	printf "<line x1=\"%d\" y1=\"26\" x2=\"%d\" y2=\"%d\" stroke=\"black\" stroke-dasharray=\"3,3\"/>\n", x0 + scale, x0 + scale, h - 20;
+	printf "</svg>\n" }' "$out/mpi_compare.csv" >"$out/mpi_compare.svg"
+echo "wrote $out/mpi_compare.csv and $out/mpi_compare.svg"

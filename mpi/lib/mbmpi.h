@@ -268,6 +268,8 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn);
 	} while (0)
 
 int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out);
+void mbmpi_errh_retain(MPI_Errhandler h);
+void mbmpi_errh_release(MPI_Errhandler h);
 
 /* Engine progress and blocking-wait helpers. */
 void mbmpi_idle(int *spins);

@@ -111,6 +111,8 @@ int mbmpi_comm_init(void)
 
 void mbmpi_comm_fini(void)
 {
+	mbmpi_errh_release(mbmpi_comm_world.errh);
+	mbmpi_errh_release(mbmpi_comm_self.errh);
 	free(mbmpi_comm_self.addr);
 	free(mbmpi_comm_world.addr);
 	mbmpi_group_release(mbmpi_comm_self.group);
@@ -151,6 +153,7 @@ static int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *
 		return MPI_ERR_NO_MEM;
 	}
 	c->errh = parent->errh;
+	mbmpi_errh_retain(c->errh);
 	*out = (MPI_Comm)c;
 	return MPI_SUCCESS;
 }
@@ -361,6 +364,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	c->refs = 0;
 	free(c->addr);
 	mbmpi_group_release(c->group);
+	mbmpi_errh_release(c->errh);
 	free(c);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;

@@ -23,7 +23,25 @@ static bool mbmpi_pmix;
 
 struct mbmpi_errh {
 	MPI_Comm_errhandler_function *fn;
+	int refs;    /* the user's handle plus every communicator using it */
 };
+
+static bool mbmpi_errh_user(MPI_Errhandler h)
+{
+	return (uintptr_t)h > 16;
+}
+
+void mbmpi_errh_retain(MPI_Errhandler h)
+{
+	if (mbmpi_errh_user(h))
+		h->refs++;
+}
+
+void mbmpi_errh_release(MPI_Errhandler h)
+{
+	if (mbmpi_errh_user(h) && --h->refs == 0)
+		free(h);
+}
 
 const char *mbmpi_env(const char *name, const char *dflt)
 {
@@ -138,6 +156,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
 		return MBMPI_ERR(NULL, ret);
 	if (eh == MPI_ERRHANDLER_NULL)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
+	mbmpi_errh_retain(eh);
+	mbmpi_errh_release(c->errh);
 	c->errh = eh;
 	return MPI_SUCCESS;
 }
@@ -167,6 +187,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 	if (!h)
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
 	h->fn = fn;
+	h->refs = 1;
 	*eh = h;
 	return MPI_SUCCESS;
 }
@@ -176,8 +197,8 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
 	if (!eh || *eh == MPI_ERRHANDLER_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	/* Communicators may still use a user handler, so it stays allocated
-	 * until exit; predefined ones are never freed. */
+	/* Communicators still using it keep it alive. */
+	mbmpi_errh_release(*eh);
 	*eh = MPI_ERRHANDLER_NULL;
 	return MPI_SUCCESS;
 }

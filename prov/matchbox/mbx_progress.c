@@ -393,9 +393,10 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 
 		if (__builtin_expect(w != NULL, 1)) {
 			fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
-			if (cnt == 1)
+			/* A zero-byte send may come with a NULL buffer. */
+			if (cnt == 1 && len)
 				memcpy(w + 1, iov[0].iov_base, len);
-			else
+			else if (cnt > 1)
 				mbx_copy_from_iov(w + 1, iov, cnt, 0, len);
 			mbu_ring_commit(&p->prod, &w->f);
 			doorbell(p->rseg);

@@ -286,6 +286,13 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
+/* Whether waiting on an object with this wait kind puts the thread to sleep
+ * on the segment's doorbell (FI_WAIT_YIELD only yields). */
+static bool sleeps(enum fi_wait_obj w)
+{
+	return w != FI_WAIT_NONE && w != FI_WAIT_YIELD;
+}
+
 static int ep_enable(struct mbx_ep *ep)
 {
 	if (ep->enabled)
@@ -296,6 +303,13 @@ static int ep_enable(struct mbx_ep *ep)
 		return -FI_ENOCQ;
 	if ((ep->caps & FI_RECV) && !ep->rx_cq && !ep->rx_cntr)
 		return -FI_ENOCQ;
+	if (ep->seg)
+		atomic_store_explicit(&ep->seg->waitable,
+				      sleeps(ep->tx_cq ? ep->tx_cq->wait_obj : FI_WAIT_NONE) ||
+				      sleeps(ep->rx_cq ? ep->rx_cq->wait_obj : FI_WAIT_NONE) ||
+				      sleeps(ep->tx_cntr ? ep->tx_cntr->wait_obj : FI_WAIT_NONE) ||
+				      sleeps(ep->rx_cntr ? ep->rx_cntr->wait_obj : FI_WAIT_NONE),
+				      memory_order_release);
 	ep->enabled = true;
 	return 0;
 }

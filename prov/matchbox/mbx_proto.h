@@ -25,7 +25,7 @@
 #include "mbu_ring.h"
 
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
-#define MBX_SEG_VERSION	1u
+#define MBX_SEG_VERSION	2u
 #define MBX_WIRE_MAGIC	0x6d62u
 #define MBX_WIRE_VERSION 1u
 #define MBX_FRAME_KIND	1u
@@ -109,6 +109,9 @@ struct mbx_seg_hdr {
 	uint64_t chunk_size;
 	uint32_t nchunks;
 	int32_t pid;
+	/* The owner has a CQ or counter that sleeps (set at enable, then fixed):
+	 * only then must senders pay the fence and look for sleepers. */
+	_Atomic uint32_t waitable;
 	_Alignas(64) _Atomic uint32_t doorbell;
 	_Atomic uint32_t sleepers;
 	_Alignas(64) _Atomic uint32_t nslots_used;	/* highest slot ever claimed + 1 */

@@ -697,16 +697,45 @@ static int mbmpi_alltoallv(const void *sbuf, const int *scounts, const int *sdis
 	return ret;
 }
 
+/* Every receive and send posted at once: one wait for the slowest peer
+ * instead of one per step, which matters most when ranks share cores. */
+static int alltoall_linear(const void *sbuf, int scount, struct mbmpi_dtype *sd, void *rbuf,
+			   int rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c)
+{
+	int n = c->size, r = c->rank, ret = MPI_SUCCESS, e;
+	struct mbmpi_req **rq = calloc(2 * (size_t)n, sizeof(*rq));
+
+	if (!rq)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < n && !ret; i++) {
+		int src = (r - i + n) % n;
+		ret = mbmpi_irecv((char *)rbuf + (MPI_Aint)src * rcount * rd->extent, rcount, rd, src,
+				  T_ALLTOALL, c, c->ctx + 1, &rq[i]);
+	}
+	for (int i = 0; i < n && !ret; i++) {
+		int dst = (r + i) % n;
+		ret = mbmpi_isend((const char *)sbuf + (MPI_Aint)dst * scount * sd->extent, scount, sd,
+				  dst, T_ALLTOALL, c, c->ctx + 1, MBMPI_STD, &rq[n + i]);
+	}
+	e = mbmpi_waitall(2 * n, rq);
+	free(rq);
+	return ret ? ret : e;
+}
+
 static int mbmpi_alltoall(const void *sbuf, int scount, struct mbmpi_dtype *sd, void *rbuf,
 			  int rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c)
 {
 	int n = c->size, alg = mbmpi.alg_alltoall, ret, *v;
 
 	if (sbuf != MPI_IN_PLACE) {
+		size_t block = (size_t)scount * sd->size;
+
 		if (!alg)
-			alg = (size_t)scount * sd->size <= 256 && n >= 8 ? 1 : 2;
+			alg = block <= 256 && n >= 8 ? 1 : block <= 8192 ? 3 : 2;
 		if (alg == 1)
 			return alltoall_bruck(sbuf, scount, sd, rbuf, rcount, rd, c);
+		if (alg == 3)
+			return alltoall_linear(sbuf, scount, sd, rbuf, rcount, rd, c);
 	}
 	v = malloc(sizeof(int) * 4 * (size_t)n);
 	if (!v)

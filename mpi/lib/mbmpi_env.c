@@ -348,7 +348,7 @@ static void mbmpi_read_params(void)
 	static const char *const bcast[] = {"binomial", "scatter_allgather", NULL};
 	static const char *const allreduce[] = {"recursive_doubling", "rabenseifner", NULL};
 	static const char *const allgather[] = {"recursive_doubling", "bruck", "ring", NULL};
-	static const char *const alltoall[] = {"bruck", "pairwise", NULL};
+	static const char *const alltoall[] = {"bruck", "pairwise", "linear", NULL};
 	static const char *const rs[] = {"pairwise", "reduce_scatterv", NULL};
 
 	mbmpi.alg_barrier = mbmpi_alg("MATCHBOX_MPI_BARRIER", barrier);

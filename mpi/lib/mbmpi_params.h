@@ -23,7 +23,7 @@
 	X("MATCHBOX_MPI_ALLGATHER", "auto",                                                     \
 	  "allgather algorithm: recursive_doubling, bruck, ring (auto: ring from 64 KiB in all)") \
 	X("MATCHBOX_MPI_ALLTOALL", "auto",                                                      \
-	  "alltoall algorithm: bruck, pairwise (auto: bruck up to 256 bytes a block from 8 ranks)") \
+	  "alltoall algorithm: bruck, pairwise, linear (auto: bruck up to 256 bytes a block from 8 ranks, else linear up to 8 KiB, else pairwise)") \
 	X("MATCHBOX_MPI_REDUCE_SCATTER", "auto",                                                \
 	  "reduce_scatter algorithm: pairwise, reduce_scatterv (auto: pairwise for commutative ops)")
 

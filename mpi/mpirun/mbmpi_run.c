@@ -52,6 +52,9 @@ static struct {
 	_Atomic int signal_seen;
 	int wake[2];		/* self-pipe: PMIx thread and signal handler -> main */
 	char tmpdir[64];
+	int ppn;                /* ranks per host with --host-prefix */
+	const char *host_prefix;/* command words before each rank's, %h = host */
+	const char *pmix_if;    /* interface the PMIx server listens on */
 } job;
 
 static void wake_main(void)
@@ -168,8 +171,36 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: mpirun -n N [-x VAR[=VALUE]]... [--tag-output] [--timeout SECONDS] "
 		"program [args...]\n"
+		"       [--ppn P --host-prefix 'WORDS %%h'] [--pmix-if IFACE]  (ranks on several hosts:\n"
+		"        rank r runs behind WORDS with %%h = r / P; the PMIx server listens on IFACE)\n"
 		"       mpirun --params   (the MATCHBOX_MPI_* variables of libmpi)\n");
 	exit(2);
+}
+
+/* Runs the rank behind the --host-prefix words (e.g. "ip netns exec mbx-h%h"),
+ * with %h replaced by the rank's host number. */
+static void exec_on_host(int host, char **cmd, char **env)
+{
+	char *words = strdup(job.host_prefix), *save = NULL, *w;
+	char **argv = calloc(strlen(job.host_prefix) + 64 + 1024, sizeof(char *));
+	int n = 0;
+
+	if (!words || !argv)
+		_exit(127);
+	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *h = strstr(w, "%h"), buf[256];
+
+		if (h) {
+			snprintf(buf, sizeof(buf), "%.*s%d%s", (int)(h - w), w, host, h + 2);
+			w = strdup(buf);
+		}
+		argv[n++] = w;
+	}
+	for (int i = 0; cmd[i] && n < 1000 + 64; i++)
+		argv[n++] = cmd[i];
+	execvpe(argv[0], argv, env);
+	fprintf(stderr, "mpirun: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
 }
 
 static void list_params(void)
@@ -308,7 +339,8 @@ int main(int argc, char **argv)
 	char **xvars = calloc((size_t)argc, sizeof(char *));
 	int nx = 0, i, a, first_bad = 0, who = -1, code;
 	const char *why = NULL;
-	pmix_info_t sinfo[1];
+	pmix_info_t sinfo[3];
+	size_t nsinfo;
 	struct sigaction sa;
 	double start, kill_at = 0;
 	bool ending = false;
@@ -321,6 +353,12 @@ int main(int argc, char **argv)
 			xvars[nx++] = argv[++a];
 		else if (!strcmp(argv[a], "--params"))
 			list_params();
+		else if (!strcmp(argv[a], "--host-prefix") && a + 1 < argc)
+			job.host_prefix = argv[++a];
+		else if (!strcmp(argv[a], "--ppn") && a + 1 < argc)
+			job.ppn = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--pmix-if") && a + 1 < argc)
+			job.pmix_if = argv[++a];
 		else if (!strcmp(argv[a], "--tag-output"))
 			job.tag_output = true;
 		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc)
@@ -344,7 +382,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
-	if (PMIx_server_init(&module, sinfo, 1) != PMIX_SUCCESS) {
+	nsinfo = 1;
+	if (job.pmix_if) {
+		/* Ranks in other network namespaces reach the server over this
+		 * interface instead of loopback. */
+		bool yes = true;
+		PMIX_INFO_LOAD(&sinfo[nsinfo], PMIX_TCP_IF_INCLUDE, job.pmix_if, PMIX_STRING);
+		nsinfo++;
+		PMIX_INFO_LOAD(&sinfo[nsinfo], PMIX_SERVER_REMOTE_CONNECTIONS, &yes, PMIX_BOOL);
+		nsinfo++;
+	}
+	if (PMIx_server_init(&module, sinfo, nsinfo) != PMIX_SUCCESS) {
 		fprintf(stderr, "mpirun: cannot start the PMIx server\n");
 		rmdir(job.tmpdir);
 		return 1;
@@ -401,6 +449,8 @@ int main(int argc, char **argv)
 			}
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
+			if (job.host_prefix)
+				exec_on_host(i / (job.ppn > 0 ? job.ppn : job.n), argv + a, env);
 			execvpe(argv[a], argv + a, env);
 			fprintf(stderr, "mpirun: cannot run %s: %s\n", argv[a], strerror(errno));
 			_exit(127);

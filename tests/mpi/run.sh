@@ -22,9 +22,10 @@ for np in $nps; do
 		echo "FAIL: $name at $np ranks exited $st"
 		rc=1
 	fi
-	if pgrep -x "$name" >/dev/null; then
+	# By full path, so other jobs running the same program elsewhere do not count.
+	if pgrep -f "^$prog( |$)" >/dev/null; then
 		echo "FAIL: $name left processes behind at $np ranks"
-		pkill -9 -x "$name"
+		pkill -9 -f "^$prog( |$)"
 		rc=1
 	fi
 	after=$(ls /dev/shm 2>/dev/null | grep -c "^mbx-$(id -u)-" || true)

@@ -608,6 +608,27 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *len)
 }
 MBMPI_ALIAS(Type_get_name)
 
+/* Pack and Unpack check the same things: `bufsize` bytes at `buf`, of which
+ * `count` instances of `dt` need room from *pos on. */
+static int mbmpi_pack_args(MPI_Comm comm, int count, MPI_Datatype dt, const void *buf,
+			   int bufsize, const int *pos, struct mbmpi_comm **c, size_t *need)
+{
+	int ret;
+
+	if ((ret = mbmpi_check_comm(comm, c)))
+		return MBMPI_ERR(NULL, ret);
+	if (count < 0)
+		return MBMPI_ERR(*c, MPI_ERR_COUNT);
+	if (mbmpi_dt_check(dt))
+		return MBMPI_ERR(*c, MPI_ERR_TYPE);
+	if (!pos || *pos < 0 || bufsize < 0 || (!buf && bufsize))
+		return MBMPI_ERR(*c, MPI_ERR_ARG);
+	*need = (size_t)count * mbmpi_dt(dt)->size;
+	if ((size_t)*pos + *need > (size_t)bufsize)
+		return MBMPI_ERR(*c, MPI_ERR_TRUNCATE);
+	return MPI_SUCCESS;
+}
+
 int PMPI_Pack(const void *in, int incount, MPI_Datatype dt, void *out, int outsize, int *pos,
 	      MPI_Comm comm)
 {
@@ -616,17 +637,8 @@ int PMPI_Pack(const void *in, int incount, MPI_Datatype dt, void *out, int outsi
 	int ret;
 
 	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (incount < 0)
-		return MBMPI_ERR(c, MPI_ERR_COUNT);
-	if (mbmpi_dt_check(dt))
-		return MBMPI_ERR(c, MPI_ERR_TYPE);
-	if (!pos || *pos < 0 || outsize < 0 || (!out && outsize))
-		return MBMPI_ERR(c, MPI_ERR_ARG);
-	need = (size_t)incount * mbmpi_dt(dt)->size;
-	if ((size_t)*pos + need > (size_t)outsize)
-		return MBMPI_ERR(c, MPI_ERR_TRUNCATE);
+	if ((ret = mbmpi_pack_args(comm, incount, dt, out, outsize, pos, &c, &need)))
+		return ret;
 	mbmpi_pack(in, (size_t)incount, mbmpi_dt(dt), (char *)out + *pos);
 	*pos += (int)need;
 	return MPI_SUCCESS;
@@ -641,17 +653,8 @@ int PMPI_Unpack(const void *in, int insize, int *pos, void *out, int outcount, M
 	int ret;
 
 	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (outcount < 0)
-		return MBMPI_ERR(c, MPI_ERR_COUNT);
-	if (mbmpi_dt_check(dt))
-		return MBMPI_ERR(c, MPI_ERR_TYPE);
-	if (!pos || *pos < 0 || insize < 0 || (!in && insize))
-		return MBMPI_ERR(c, MPI_ERR_ARG);
-	need = (size_t)outcount * mbmpi_dt(dt)->size;
-	if ((size_t)*pos + need > (size_t)insize)
-		return MBMPI_ERR(c, MPI_ERR_TRUNCATE);
+	if ((ret = mbmpi_pack_args(comm, outcount, dt, in, insize, pos, &c, &need)))
+		return ret;
 	mbmpi_unpack((const char *)in + *pos, need, out, (size_t)outcount, mbmpi_dt(dt));
 	*pos += (int)need;
 	return MPI_SUCCESS;

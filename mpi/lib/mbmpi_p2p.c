@@ -442,22 +442,12 @@ static int mbmpi_harvest(int n, MPI_Request *hs, MPI_Status *sts, int *outcount,
 	return err;
 }
 
-int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
+/* Waitall and Testall once everything is done: statuses in order, errors
+ * reported per request with MPI_ERR_IN_STATUS. */
+static int mbmpi_retire_all(int n, MPI_Request *hs, MPI_Status *sts)
 {
-	int err = MPI_SUCCESS, spins = 0;
-	bool all;
+	int err = MPI_SUCCESS;
 
-	MBMPI_CHECK_INIT();
-	if (n < 0 || (n && !hs))
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	do {
-		all = true;
-		for (int i = 0; i < n; i++)
-			if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
-				all = false;
-		if (!all && !mbmpi.eng->progress())
-			mbmpi_idle(&spins);
-	} while (!all);
 	for (int i = 0; i < n; i++) {
 		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
 
@@ -473,12 +463,29 @@ int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
 	}
 	return err ? MBMPI_ERR(NULL, err) : MPI_SUCCESS;
 }
+
+int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
+{
+	int spins = 0;
+	bool all;
+
+	MBMPI_CHECK_INIT();
+	if (n < 0 || (n && !hs))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	do {
+		all = true;
+		for (int i = 0; i < n; i++)
+			if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
+				all = false;
+		if (!all && !mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	} while (!all);
+	return mbmpi_retire_all(n, hs, sts);
+}
 MBMPI_ALIAS(Waitall)
 
 int PMPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
 {
-	int err = MPI_SUCCESS;
-
 	MBMPI_CHECK_INIT();
 	if (n < 0 || (n && !hs) || !flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -489,20 +496,7 @@ int PMPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
 			*flag = 0;
 	if (!*flag)
 		return MPI_SUCCESS;
-	for (int i = 0; i < n; i++) {
-		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-
-		if (mbmpi_req_inactive(hs[i])) {
-			if (st != MPI_STATUS_IGNORE)
-				mbmpi_status_empty(st);
-			continue;
-		}
-		if (st != MPI_STATUS_IGNORE)
-			st->MPI_ERROR = MPI_SUCCESS;
-		if (mbmpi_retire(&hs[i], st, true))
-			err = MPI_ERR_IN_STATUS;
-	}
-	return err ? MBMPI_ERR(NULL, err) : MPI_SUCCESS;
+	return mbmpi_retire_all(n, hs, sts);
 }
 MBMPI_ALIAS(Testall)
 

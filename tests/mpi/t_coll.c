@@ -73,6 +73,20 @@ static void mat_of(int r, int *m)
 	m[3] = 1;
 }
 
+/* The ordered product of ranks 0..last's matrices for element j. */
+static void product_upto(int last, int j, int *e)
+{
+	int one = 1, in[4], t[4];
+
+	mat_of(j, e);
+	for (int r = 1; r <= last; r++) {
+		mat_of(r + j, t);
+		memcpy(in, e, sizeof(in));
+		memcpy(e, t, sizeof(t));
+		matmul(in, e, &one, NULL); /* e = in * t: lower ranks on the left */
+	}
+}
+
 static void reductions(void)
 {
 	int counts[] = {0, 1, 3, 1000, 65536 + 3};
@@ -140,51 +154,28 @@ static void reductions(void)
 	}
 	for (int cnt = 1; cnt <= 5000; cnt *= 70) {
 		int *a = malloc(sizeof(int) * 4 * (size_t)cnt), *res = malloc(sizeof(int) * 4 * (size_t)cnt);
-		int e[4], t[4], ok = 1;
+		int e[4], ok = 1;
 		for (int j = 0; j < cnt; j++)
 			mat_of(rank + j, a + 4 * j);
 		for (int root = 0; root < size; root += size > 2 ? size - 1 : 1) {
 			MPI_Reduce(a, res, cnt, m2, mop, root, MPI_COMM_WORLD);
 			if (rank == root)
 				for (int j = 0; j < cnt; j += 13) {
-					int one = 1;
-					mat_of(j, e);
-					for (int r = 1; r < size; r++) {
-						mat_of(r + j, t);
-						/* e = e * t (lower ranks on the left) */
-						int in2[4];
-						memcpy(in2, e, sizeof(e));
-						memcpy(e, t, sizeof(t));
-						matmul(in2, e, &one, NULL);
-					}
+					product_upto(size - 1, j, e);
 					ok &= !memcmp(res + 4 * j, e, sizeof(e));
 				}
 		}
 		CHECK(ok);
 		MPI_Allreduce(a, res, cnt, m2, mop, MPI_COMM_WORLD);
 		for (int j = 0; j < cnt; j += 13) {
-			int one = 1, in2[4];
-			mat_of(j, e);
-			for (int r = 1; r < size; r++) {
-				mat_of(r + j, t);
-				memcpy(in2, e, sizeof(e));
-				memcpy(e, t, sizeof(t));
-				matmul(in2, e, &one, NULL);
-			}
+			product_upto(size - 1, j, e);
 			ok &= !memcmp(res + 4 * j, e, sizeof(e));
 		}
 		CHECK(ok);
 		/* Scan with the same op: prefix products. */
 		MPI_Scan(a, res, cnt, m2, mop, MPI_COMM_WORLD);
 		for (int j = 0; j < cnt; j += 13) {
-			int one = 1, in2[4];
-			mat_of(j, e);
-			for (int r = 1; r <= rank; r++) {
-				mat_of(r + j, t);
-				memcpy(in2, e, sizeof(e));
-				memcpy(e, t, sizeof(t));
-				matmul(in2, e, &one, NULL);
-			}
+			product_upto(rank, j, e);
 			ok &= !memcmp(res + 4 * j, e, sizeof(e));
 		}
 		CHECK(ok);

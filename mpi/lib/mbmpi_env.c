@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct mbmpi_state mbmpi;
@@ -267,14 +268,27 @@ static int mbmpi_modex(fi_addr_t *addrs)
 		return MPI_ERR_OTHER;
 	blob[0] = (char)(alen & 0xff);
 	blob[1] = (char)(alen >> 8);
-	hlen = strlen(mbmpi.procname) + 1;
-	memcpy(blob + 2 + alen, mbmpi.procname, hlen);
+	{
+		/* The node is the host name and the network namespace, as in the
+		 * provider: ranks in other namespaces stand for other nodes. */
+		struct stat st;
+		char node[MPI_MAX_PROCESSOR_NAME + 32];
+
+		if (stat("/proc/self/ns/net", &st))
+			st.st_ino = 0;
+		snprintf(node, sizeof(node), "%s/%llu", mbmpi.procname,
+			 (unsigned long long)st.st_ino);
+		hlen = strlen(node) + 1;
+		if (hlen > sizeof(blob) - 2 - alen)
+			return MPI_ERR_INTERN;
+		memcpy(blob + 2 + alen, node, hlen);
+	}
 
 	mbmpi.hosts = calloc((size_t)n, sizeof(char *));
 	if (!mbmpi.hosts)
 		return MPI_ERR_NO_MEM;
 	if (!mbmpi_pmix) {
-		mbmpi.hosts[0] = strdup(mbmpi.procname);
+		mbmpi.hosts[0] = strdup(blob + 2 + alen);
 		ret = mbmpi.eng->insert(blob + 2, alen, 1, addrs) ? MPI_ERR_OTHER : MPI_SUCCESS;
 		return ret;
 	}
@@ -422,7 +436,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		return ret;
 	}
 	for (int r = 0; r < mbmpi.world_size; r++)
-		local += !strcmp(mbmpi.hosts[r], mbmpi.procname);
+		local += !strcmp(mbmpi.hosts[r], mbmpi.hosts[mbmpi.world_rank]);
 	mbmpi.local_size = local;
 	y = mbmpi_env("MATCHBOX_MPI_YIELD", "auto");
 	mbmpi.yield = !strcmp(y, "auto") ? local > mbmpi_count_cpus() : atoi(y) != 0;

@@ -333,10 +333,34 @@ int mbmpi_wait(struct mbmpi_req *r, MPI_Status *st)
 	return mbmpi_retire(&h, st, false);
 }
 
+/* The library's own waits (collectives): as soon as one operation has
+ * failed, the receives still pending are cancelled rather than waited for,
+ * so an unreachable peer turns into an error, not a hang. */
 int mbmpi_waitall(int n, struct mbmpi_req **rs)
 {
-	int err = MPI_SUCCESS;
+	int err = MPI_SUCCESS, spins = 0;
+	bool all, failed;
 
+	for (;;) {
+		all = true;
+		failed = false;
+		for (int i = 0; i < n; i++) {
+			if (!rs[i])
+				continue;
+			if (!rs[i]->complete)
+				all = false;
+			else if (rs[i]->err)
+				failed = true;
+		}
+		if (all || failed)
+			break;
+		if (!mbmpi.eng->progress())
+			mbmpi_idle(&spins);
+	}
+	if (failed)
+		for (int i = 0; i < n; i++)
+			if (rs[i] && !rs[i]->complete && rs[i]->kind == MBMPI_REQ_RECV)
+				mbmpi.eng->cancel(rs[i]);
 	for (int i = 0; i < n; i++) {
 		int e;
 

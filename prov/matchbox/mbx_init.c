@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct mbx_params mbx_param = {
@@ -168,7 +169,16 @@ uint32_t mbx_host_id(void)
 	char host[256] = "";
 
 	if (!id) {
-		gethostname(host, sizeof(host) - 1);
+		struct stat st;
+		size_t n;
+
+		/* A host is a kernel and a network namespace: processes in other
+		 * namespaces share our /dev/shm but stand for other nodes (the
+		 * test cluster of tests/netns/), so they must not be reached by shm. */
+		gethostname(host, sizeof(host) - 32);
+		n = strlen(host);
+		if (!stat("/proc/self/ns/net", &st))
+			snprintf(host + n, sizeof(host) - n, "/%llu", (unsigned long long)st.st_ino);
 		id = fnv1a(host) | 1;
 	}
 	return id;

@@ -6,6 +6,8 @@
  */
 #include "mt.h"
 
+#include <sys/stat.h>
+
 static int rank, size;
 
 static void dup_and_isolation(void)
@@ -92,10 +94,26 @@ static void split(void)
 		CHECK(s == size - 1);
 		MPI_Comm_free(&none);
 	}
-	/* Everyone here is on one node. */
+	/* The shared communicator holds exactly the ranks of this node: same host
+	 * name and network namespace (namespaces are the test cluster's hosts). */
 	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
 	MPI_Comm_size(shared, &s);
-	CHECK(s == size);
+	{
+		char (*nodes)[320] = calloc((size_t)size, sizeof(*nodes));
+		char me[320];
+		struct stat st;
+		int len, same = 0;
+
+		MPI_Get_processor_name(me, &len);
+		if (stat("/proc/self/ns/net", &st))
+			st.st_ino = 0;
+		snprintf(me + len, sizeof(me) - (size_t)len, "/%llu", (unsigned long long)st.st_ino);
+		MPI_Allgather(me, 320, MPI_CHAR, nodes, 320, MPI_CHAR, MPI_COMM_WORLD);
+		for (int i = 0; i < size; i++)
+			same += !strcmp(nodes[i], me);
+		CHECK(s == same);
+		free(nodes);
+	}
 	MPI_Comm_free(&shared);
 	/* Point-to-point inside the split. */
 	MPI_Comm_size(half, &s);

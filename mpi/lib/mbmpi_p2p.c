@@ -172,7 +172,11 @@ static void mbmpi_req_proc_null(struct mbmpi_req *r)
 	r->complete = true;
 }
 
-static int mbmpi_start_send(struct mbmpi_req *r)
+/* Readies a request for a (re)start: clears its outcome and points cbuf at
+ * contiguous bytes, through a bounce buffer when the layout is not (packed
+ * now for a send, unpacked on completion for a receive). *nothing is set
+ * for MPI_PROC_NULL, which completes at once. */
+static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 {
 	struct mbmpi_dtype *d = r->dt;
 	size_t bytes = (size_t)r->count * d->size;
@@ -181,48 +185,41 @@ static int mbmpi_start_send(struct mbmpi_req *r)
 	r->err = MPI_SUCCESS;
 	r->outstanding = 0;
 	mbmpi_status_empty(&r->status);
-	if (r->peer == MPI_PROC_NULL) {
+	*nothing = r->peer == MPI_PROC_NULL;
+	if (*nothing) {
 		mbmpi_req_proc_null(r);
 		return MPI_SUCCESS;
 	}
-	if (!r->tmp_is_bsend) {
-		if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
-			r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
-		} else {
-			r->tmp = malloc(bytes ? bytes : 1);
-			if (!r->tmp)
-				return MPI_ERR_NO_MEM;
-			mbmpi_pack(r->buf, (size_t)r->count, d, r->tmp);
-			r->cbuf = r->tmp;
-		}
-	}
 	r->clen = bytes;
-	return mbmpi.eng->send(r);
+	if (r->tmp_is_bsend)
+		return MPI_SUCCESS; /* already packed into the attached buffer */
+	if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
+		r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
+		return MPI_SUCCESS;
+	}
+	r->tmp = malloc(bytes ? bytes : 1);
+	if (!r->tmp)
+		return MPI_ERR_NO_MEM;
+	if (send)
+		mbmpi_pack(r->buf, (size_t)r->count, d, r->tmp);
+	r->cbuf = r->tmp;
+	return MPI_SUCCESS;
+}
+
+static int mbmpi_start_send(struct mbmpi_req *r)
+{
+	bool nothing;
+	int ret = mbmpi_stage(r, true, &nothing);
+
+	return ret || nothing ? ret : mbmpi.eng->send(r);
 }
 
 static int mbmpi_start_recv(struct mbmpi_req *r)
 {
-	struct mbmpi_dtype *d = r->dt;
-	size_t bytes = (size_t)r->count * d->size;
+	bool nothing;
+	int ret = mbmpi_stage(r, false, &nothing);
 
-	r->complete = false;
-	r->err = MPI_SUCCESS;
-	r->outstanding = 0;
-	mbmpi_status_empty(&r->status);
-	if (r->peer == MPI_PROC_NULL) {
-		mbmpi_req_proc_null(r);
-		return MPI_SUCCESS;
-	}
-	if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
-		r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
-	} else {
-		r->tmp = malloc(bytes ? bytes : 1);
-		if (!r->tmp)
-			return MPI_ERR_NO_MEM;
-		r->cbuf = r->tmp;
-	}
-	r->clen = bytes;
-	return mbmpi.eng->recv(r);
+	return ret || nothing ? ret : mbmpi.eng->recv(r);
 }
 
 static struct mbmpi_req *mbmpi_req_new(int kind, const void *buf, int count, struct mbmpi_dtype *dt,

@@ -396,12 +396,29 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 							(uint32_t)(sizeof(*w) + len));
 
 		if (__builtin_expect(w != NULL, 1)) {
-			fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
+			void *payload = w + 1;
+
+			if (len <= MBX_SMALL_MAX) {
+				struct mbx_wire_small *sw = (struct mbx_wire_small *)w;
+
+				sw->f.len = (uint32_t)(sizeof(*sw) + len);
+				sw->f.kind = MBX_FRAME_KIND;
+				sw->magic = MBX_WIRE_MAGIC;
+				sw->version = MBX_WIRE_VERSION;
+				sw->op = MBX_OP_SMALL;
+				sw->flags = wflags;
+				memset(sw->rsvd, 0, sizeof(sw->rsvd));
+				sw->tag = tag;
+				sw->data = data;
+				payload = sw + 1;
+			} else {
+				fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
+			}
 			/* A zero-byte send may come with a NULL buffer. */
 			if (cnt == 1 && len)
-				memcpy(w + 1, iov[0].iov_base, len);
+				memcpy(payload, iov[0].iov_base, len);
 			else if (cnt > 1)
-				mbx_copy_from_iov(w + 1, iov, cnt, 0, len);
+				mbx_copy_from_iov(payload, iov, cnt, 0, len);
 			mbu_ring_commit(&p->prod, &w->f);
 			doorbell(p->rseg);
 			ep->stats.eager_sent++;
@@ -877,9 +894,18 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 {
 	const struct mbx_wire *w = (const struct mbx_wire *)f;
 
-	if (f->kind != MBX_FRAME_KIND || f->len < sizeof(*w))
+	if (f->kind != MBX_FRAME_KIND || f->len < sizeof(struct mbx_wire_small))
 		return false;
 	if (w->magic != MBX_WIRE_MAGIC || w->version != MBX_WIRE_VERSION)
+		return false;
+	if (w->op == MBX_OP_SMALL) {
+		if (f->len > sizeof(struct mbx_wire_small) + MBX_SMALL_MAX ||
+		    (w->flags & MBX_WF_ACKREQ))
+			return false;
+		*out = w;
+		return true;
+	}
+	if (f->len < sizeof(*w))
 		return false;
 	switch (w->op) {
 	case MBX_OP_EAGER:
@@ -953,8 +979,22 @@ static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 }
 
 /* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
-static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *wire)
 {
+	/* Small frames are read through the same view as full ones. */
+	struct mbx_wire view;
+	const struct mbx_wire *w = wire;
+	const void *payload = wire + 1;
+
+	if (wire->op == MBX_OP_SMALL) {
+		const struct mbx_wire_small *sw = (const struct mbx_wire_small *)wire;
+
+		view = (struct mbx_wire){.op = MBX_OP_EAGER, .flags = sw->flags, .tag = sw->tag,
+					 .data = sw->data, .size = sw->f.len - sizeof(*sw)};
+		w = &view;
+		payload = sw + 1;
+	}
+
 	bool tagged = w->flags & MBX_WF_TAGGED;
 	struct mbx_posted *pq = tagged ? &ep->tposted : &ep->mposted;
 	struct mbx_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
@@ -975,7 +1015,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		if (w->op == MBX_OP_EAGER) {
 			if (w->flags & MBX_WF_ACKREQ)
 				send_ctrl(ep, p, MBX_OP_ACK, w->id, 0, 0);
-			deliver_eager(ep, pq, rx, w + 1, w->size, tag, w->data, w->flags, src);
+			deliver_eager(ep, pq, rx, payload, w->size, tag, w->data, w->flags, src);
 		} else {
 			start_large(ep, pq, rx, p, src, tag, w->data, w->size, w->id, w->flags,
 				    (const struct mbx_wire_iov *)(w + 1), w->iov_cnt);
@@ -1007,7 +1047,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 			mbu_pool_put(&ep->ux_pool, ux);
 			return 0;
 		}
-		memcpy(ux->buf, w + 1, w->size);
+		memcpy(ux->buf, payload, w->size);
 		ep->ux_bytes += w->size;
 	} else if (w->op == MBX_OP_RTS) {
 		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));

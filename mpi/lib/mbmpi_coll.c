@@ -77,6 +77,22 @@ static void c_copy(void *dst, const void *src, size_t count, const struct mbmpi_
 			       d->segs[s].len);
 }
 
+/* The same bytes between two layouts that may differ (the root's own
+ * block in gatherv and scatterv). */
+static int c_copy_typed(void *dst, size_t dcount, const struct mbmpi_dtype *dd, const void *src,
+			size_t scount, const struct mbmpi_dtype *sd)
+{
+	size_t bytes = scount * sd->size;
+	char *t = malloc(bytes + 1);
+
+	if (!t)
+		return MPI_ERR_NO_MEM;
+	mbmpi_pack(src, scount, sd, t);
+	mbmpi_unpack(t, bytes, dst, dcount, dd);
+	free(t);
+	return MPI_SUCCESS;
+}
+
 static int c_pof2(int n)
 {
 	int p = 1;
@@ -1043,18 +1059,9 @@ int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, cons
 			if (i != root)
 				ret = mbmpi_irecv((char *)rbuf + (MPI_Aint)displs[i] * rd->extent,
 						  rcounts[i], rd, i, T_GATHER, c, c->ctx + 1, &rq[i]);
-		if (!ret && sbuf != MPI_IN_PLACE) {
-			char *t = malloc((size_t)scount * mbmpi_dt(st)->size + 1);
-			if (t) {
-				mbmpi_pack(sbuf, (size_t)scount, mbmpi_dt(st), t);
-				mbmpi_unpack(t, (size_t)scount * mbmpi_dt(st)->size,
-					     (char *)rbuf + (MPI_Aint)displs[root] * rd->extent,
-					     (size_t)rcounts[root], rd);
-				free(t);
-			} else {
-				ret = MPI_ERR_NO_MEM;
-			}
-		}
+		if (!ret && sbuf != MPI_IN_PLACE)
+			ret = c_copy_typed((char *)rbuf + (MPI_Aint)displs[root] * rd->extent,
+					   (size_t)rcounts[root], rd, sbuf, (size_t)scount, mbmpi_dt(st));
 		int e = mbmpi_waitall(c->size, rq);
 		free(rq);
 		ret = ret ? ret : e;
@@ -1091,18 +1098,10 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI
 				ret = mbmpi_isend((const char *)sbuf + (MPI_Aint)displs[i] * sd->extent,
 						  scounts[i], sd, i, T_SCATTER, c, c->ctx + 1, MBMPI_STD,
 						  &rq[i]);
-		if (!ret && rbuf != MPI_IN_PLACE) {
-			size_t b = (size_t)scounts[root] * sd->size;
-			char *t = malloc(b + 1);
-			if (t) {
-				mbmpi_pack((const char *)sbuf + (MPI_Aint)displs[root] * sd->extent,
-					   (size_t)scounts[root], sd, t);
-				mbmpi_unpack(t, b, rbuf, (size_t)rcount, mbmpi_dt(rt));
-				free(t);
-			} else {
-				ret = MPI_ERR_NO_MEM;
-			}
-		}
+		if (!ret && rbuf != MPI_IN_PLACE)
+			ret = c_copy_typed(rbuf, (size_t)rcount, mbmpi_dt(rt),
+					   (const char *)sbuf + (MPI_Aint)displs[root] * sd->extent,
+					   (size_t)scounts[root], sd);
 		int e = mbmpi_waitall(c->size, rq);
 		free(rq);
 		ret = ret ? ret : e;

@@ -17,6 +17,18 @@ static int val(int r, int i)
 	return (r * 31 + i * 7) % 1000 - 300;
 }
 
+/* The expected reduction of val(0..last, i): '+' sum, '>' max, '<' min. */
+static int fold(char op, int last, int i)
+{
+	int e = val(0, i);
+
+	for (int r = 1; r <= last; r++) {
+		int x = val(r, i);
+		e = op == '+' ? e + x : op == '>' ? (x > e ? x : e) : (x < e ? x : e);
+	}
+	return e;
+}
+
 static void barrier_bcast(void)
 {
 	int counts[] = {0, 1, 5, 1000, 70000};
@@ -99,42 +111,26 @@ static void reductions(void)
 		for (int i = 0; i < n; i++)
 			in[i] = val(rank, i);
 		CHECK_MPI(MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			int e = 0;
-			for (int r = 0; r < size; r++)
-				e += val(r, i);
-			ok &= out[i] == e;
-		}
+		for (int i = 0; i < n; i++)
+			ok &= out[i] == fold('+', size - 1, i);
 		CHECK(ok);
 		/* In place. */
 		memcpy(out, in, sizeof(int) * (size_t)n);
 		CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			int e = val(0, i);
-			for (int r = 1; r < size; r++)
-				e = val(r, i) > e ? val(r, i) : e;
-			ok &= out[i] == e;
-		}
+		for (int i = 0; i < n; i++)
+			ok &= out[i] == fold('>', size - 1, i);
 		CHECK(ok);
 		for (int root = 0; root < size; root += (size > 3 ? 2 : 1)) {
 			memset(out, 0, sizeof(int) * (size_t)n);
 			CHECK_MPI(MPI_Reduce(in, out, n, MPI_INT, MPI_MIN, root, MPI_COMM_WORLD));
 			if (rank == root)
-				for (int i = 0; i < n; i++) {
-					int e = val(0, i);
-					for (int r = 1; r < size; r++)
-						e = val(r, i) < e ? val(r, i) : e;
-					okr &= out[i] == e;
-				}
+				for (int i = 0; i < n; i++)
+					okr &= out[i] == fold('<', size - 1, i);
 			if (rank == root) {
 				memcpy(out, in, sizeof(int) * (size_t)n);
 				CHECK_MPI(MPI_Reduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
-				for (int i = 0; i < n; i++) {
-					int e = 0;
-					for (int r = 0; r < size; r++)
-						e += val(r, i);
-					okr &= out[i] == e;
-				}
+				for (int i = 0; i < n; i++)
+					okr &= out[i] == fold('+', size - 1, i);
 			} else {
 				CHECK_MPI(MPI_Reduce(in, NULL, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
 			}
@@ -505,12 +501,8 @@ static void scatters_and_scans(void)
 		for (int i = 0; i < n * size; i++)
 			s[i] = val(rank, i);
 		CHECK_MPI(MPI_Reduce_scatter_block(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			int e = 0;
-			for (int q = 0; q < size; q++)
-				e += val(q, rank * n + i);
-			ok &= r[i] == e;
-		}
+		for (int i = 0; i < n; i++)
+			ok &= r[i] == fold('+', size - 1, rank * n + i);
 		CHECK(ok);
 		CHECK_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, s, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 		for (int i = 0; i < n; i++)
@@ -532,12 +524,8 @@ static void scatters_and_scans(void)
 		for (int i = 0; i < tot; i++)
 			s[i] = val(rank, i);
 		CHECK_MPI(MPI_Reduce_scatter(s, r, cnts, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-		for (int i = 0; i < rank; i++) {
-			int e = val(0, off + i);
-			for (int q = 1; q < size; q++)
-				e = val(q, off + i) > e ? val(q, off + i) : e;
-			ok &= r[i] == e;
-		}
+		for (int i = 0; i < rank; i++)
+			ok &= r[i] == fold('>', size - 1, off + i);
 		CHECK(ok);
 		free(s);
 		free(cnts);
@@ -548,32 +536,20 @@ static void scatters_and_scans(void)
 		for (int i = 0; i < n; i++)
 			s[i] = val(rank, i);
 		CHECK_MPI(MPI_Scan(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			int e = 0;
-			for (int q = 0; q <= rank; q++)
-				e += val(q, i);
-			ok &= r[i] == e;
-		}
+		for (int i = 0; i < n; i++)
+			ok &= r[i] == fold('+', rank, i);
 		CHECK(ok);
 		for (int i = 0; i < n; i++)
 			r[i] = -5;
 		CHECK_MPI(MPI_Exscan(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 		if (rank > 0)
-			for (int i = 0; i < n; i++) {
-				int e = 0;
-				for (int q = 0; q < rank; q++)
-					e += val(q, i);
-				ok &= r[i] == e;
-			}
+			for (int i = 0; i < n; i++)
+				ok &= r[i] == fold('+', rank - 1, i);
 		CHECK(ok);
 		memcpy(r, s, sizeof(s));
 		CHECK_MPI(MPI_Scan(MPI_IN_PLACE, r, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			int e = val(0, i);
-			for (int q = 1; q <= rank; q++)
-				e = val(q, i) > e ? val(q, i) : e;
-			ok &= r[i] == e;
-		}
+		for (int i = 0; i < n; i++)
+			ok &= r[i] == fold('>', rank, i);
 		CHECK(ok);
 	}
 }

@@ -2,7 +2,9 @@
  *
  * Statistics: fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS,
  * &stats, &len) with len = sizeof(struct fi_matchbox_stats) copies the
- * endpoint's counters. Later issues add the communication-marker flags for
+ * endpoint's counters; FI_MATCHBOX_OPT_NET_STATS with struct
+ * fi_matchbox_net_stats copies those of its net wire (all zero when the
+ * endpoint has none). Later issues add the communication-marker flags for
  * multi-rail scheduling here, in the bits named below. */
 #ifndef FI_EXT_MATCHBOX_H
 #define FI_EXT_MATCHBOX_H
@@ -17,6 +19,7 @@ extern "C" {
 /* Option names in FI_OPT_ENDPOINT, chosen far above libfabric's own. */
 #define FI_MATCHBOX_OPT_BASE	0x6d620000
 #define FI_MATCHBOX_OPT_STATS	(FI_MATCHBOX_OPT_BASE + 1)	/* struct fi_matchbox_stats */
+#define FI_MATCHBOX_OPT_NET_STATS (FI_MATCHBOX_OPT_BASE + 2)	/* struct fi_matchbox_net_stats */
 
 struct fi_matchbox_stats {
 	uint64_t shm_peers;		/* same-node peers this endpoint has opened */
@@ -26,6 +29,26 @@ struct fi_matchbox_stats {
 	uint64_t unexpected;		/* messages that arrived before their receive */
 	uint64_t backpressure;		/* times a full ring or buffer queued a send */
 	uint64_t bad_frames;		/* frames rejected as malformed */
+};
+
+/* The net wire (peers on other hosts). Connections are counted per
+ * endpoint; "made" are the ones this endpoint asked for, "accepted" the
+ * ones it took from a peer, so made + accepted - closed == open. */
+struct fi_matchbox_net_stats {
+	uint64_t peers;			/* other-host peers known */
+	uint64_t conns_open;		/* connections up now */
+	uint64_t conns_max;		/* most ever up at once */
+	uint64_t conns_made;
+	uint64_t conns_accepted;
+	uint64_t conns_refused;		/* requests refused (lost a simultaneous connect) */
+	uint64_t conns_closed;		/* closed: idle teardown or by the peer */
+	uint64_t dgram_msgs;		/* frames sent on the datagram channel */
+	uint64_t conn_msgs;		/* frames sent on connections */
+	uint64_t retransmits;		/* datagrams sent again after a timeout */
+	uint64_t duplicates;		/* datagrams received twice and dropped */
+	uint64_t bad_frames;		/* frames rejected by the checks */
+	uint64_t credit_waits;		/* times a connection had no credit left */
+	uint64_t srq_posted;		/* buffers in the shared receive queue */
 };
 
 #ifdef __cplusplus

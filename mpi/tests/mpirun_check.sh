@@ -9,6 +9,10 @@ mpirun=$1 prog=$2 pname=$(basename "$2")
 fails=0 n=0
 segs() { ls /dev/shm 2>/dev/null | grep -c "^mbx-$(id -u)-" || true; }
 segs_before=$(segs)
+# Only directories this run leaves count: another launcher (a demo run before
+# the suite, a test running beside it) may own the ones already here.
+rundirs() { ls -d /tmp/mbxrun.* 2>/dev/null | sort; }
+rundirs_before=$(rundirs)
 check() { # name, expected status, max seconds, command...
   local name=$1 want=$2 max=$3; shift 3
   local t0 t1 rc left
@@ -58,7 +62,8 @@ check "-x and --tag-output" 0 10 "$mpirun" -n 2 -x MBX_CHECK=forwarded --tag-out
 expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"
 expect_out "rank 1 output tagged" "\[1,1\]<stdout>:forwarded"
 n=$((n + 1))
-if ls -d /tmp/mbxrun.* >/dev/null 2>&1; then echo "FAIL temporary directories left: $(ls -d /tmp/mbxrun.*)"; fails=$((fails + 1)); else echo "ok   no temporary directories left"; fi
+left_dirs=$(comm -13 <(echo "$rundirs_before") <(rundirs) | grep . || true)
+if [ -n "$left_dirs" ]; then echo "FAIL temporary directories left: $left_dirs"; fails=$((fails + 1)); else echo "ok   no temporary directories left"; fi
 n=$((n + 1))
 if [ "$(segs)" -gt "$segs_before" ]; then echo "FAIL shared-memory segments left: $(ls /dev/shm | grep "^mbx-$(id -u)-")"; fails=$((fails + 1)); else echo "ok   no shared-memory segments left"; fi
 echo "mpirun: $((n - fails)) of $n checks passed"

@@ -51,6 +51,7 @@ extern struct fi_provider mbx_prov;
 #define MBX_INFO(sub, ...) FI_INFO(&mbx_prov, sub, __VA_ARGS__)
 
 enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY };
+enum mbx_conn_mode { MBX_CONN_STATIC, MBX_CONN_ONDEMAND, MBX_CONN_ADAPTIVE, MBX_CONN_PARTIAL };
 
 struct mbx_params {
 	size_t eager_limit;
@@ -67,6 +68,19 @@ struct mbx_params {
 	int spin_us;
 	enum mbx_large_proto large_proto;
 	char job[32];
+	/* the net wire (mbx_net.c) */
+	bool net;
+	char net_iface[32];
+	char net_msg_prov[32];
+	char net_dgram_prov[32];
+	enum mbx_conn_mode conn_mode;
+	size_t conn_threshold;
+	size_t conn_idle_ms;
+	size_t srq_k, srq_b;
+	size_t net_credits;
+	size_t net_frame;
+	size_t net_rto_ms;
+	size_t net_tries;
 };
 extern struct mbx_params mbx_param;
 
@@ -280,7 +294,8 @@ struct mbx_peer {
 	/* bookkeeping */
 	fi_addr_t fiaddr;
 	uint64_t fiaddr_gen;
-	size_t outstanding;		/* tx entries waiting on this peer */
+	size_t eager_limit;		/* largest eager message to this peer */
+	struct mbx_npeer *net;		/* non-NULL: on another host, reached by net */
 };
 
 struct mbx_rxslot {
@@ -410,6 +425,8 @@ struct mbx_ep {
 	uint32_t progress_ticks;
 	uint64_t last_liveness_ns;
 	struct fi_matchbox_stats stats;
+	struct mbx_net *net;		/* NULL: no net wire (FI_MATCHBOX_NET=0 or none found) */
+	uint32_t net_mask;		/* poll net when (progress_ticks & net_mask) == 0 */
 };
 
 int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
@@ -437,6 +454,11 @@ void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf
 		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra,
 		     size_t olen);
 void mbx_ep_fini_wire(struct mbx_ep *ep);
+/* For the net wire: hand one inbound frame to the matcher (1 taken, 0 not
+ * now: the unexpected buffer is full, -1 malformed and dropped), write a
+ * control frame, fail a lost peer. */
+int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f);
+void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p);
 
 static inline size_t mbx_iov_len(const struct iovec *iov, size_t cnt)
 {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mbu_shm.h"
+#include "mbx_net.h"
 
 uint32_t mbx_host_id(void);
 uint32_t mbx_job_id(void);
@@ -162,6 +163,7 @@ static int ep_close(struct fid *fid)
 			detach(ep->rx_cntr->eps, &ep->rx_cntr->neps, ep);
 		atomic_fetch_sub(&ep->rx_cntr->refs, 1);
 	}
+	mbx_net_close(ep);
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->refs, 1);
 	mbx_ep_fini_wire(ep);
@@ -427,6 +429,14 @@ static int ep_getopt(fid_t fid, int level, int name, void *val, size_t *len)
 		mbx_unlock(ep->dom);
 		*len = sizeof(struct fi_matchbox_stats);
 		return 0;
+	case FI_MATCHBOX_OPT_NET_STATS:
+		if (*len < sizeof(struct fi_matchbox_net_stats))
+			return -FI_ETOOSMALL;
+		mbx_lock(ep->dom);
+		mbx_net_stats(ep, val);
+		mbx_unlock(ep->dom);
+		*len = sizeof(struct fi_matchbox_net_stats);
+		return 0;
 	default:
 		return -FI_ENOPROTOOPT;
 	}
@@ -520,7 +530,8 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 		return -FI_EINVAL;
 	/* Only the endpoint number is ours to choose; the rest names this
 	 * process and job. */
-	if (a.host != old.host || a.uid != old.uid || a.pid != old.pid || a.job != old.job)
+	if (a.host != old.host || a.uid != old.uid || a.pid != old.pid || a.job != old.job ||
+	    a.ip != old.ip || a.ports != old.ports)
 		return -FI_EINVAL;
 	if (a.ep == old.ep)
 		return 0;
@@ -632,6 +643,12 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->addr.pid = (int32_t)getpid();
 	ep->addr.ep = atomic_fetch_add(&next_ep_id, 1);
 	ep->addr.job = mbx_job_id();
+	ret = mbx_net_open(ep);
+	if (ret) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return ret;
+	}
 	mbx_format_addr(&ep->addr, ep->name, sizeof(ep->name));
 	mbu_dlist_init(&ep->peer_list);
 	mbu_dlist_init(&ep->pending_peers);
@@ -709,6 +726,7 @@ err_mposted:
 err_tposted:
 	mbx_posted_fini(&ep->tposted);
 err_info:
+	mbx_net_close(ep);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return ret;

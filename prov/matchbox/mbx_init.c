@@ -25,7 +25,93 @@ struct mbx_params mbx_param = {
 	.nt_min = 8 * 1024 * 1024,
 	.spin_us = 50,
 	.large_proto = MBX_LARGE_AUTO,
+	.net = true,
+	.conn_mode = MBX_CONN_ADAPTIVE,
+	.conn_threshold = 16,
+	.conn_idle_ms = 0,
+	.srq_k = 8,
+	.srq_b = 32,
+	.net_credits = 8,
+	.net_frame = 32768,
+	.net_rto_ms = 20,
+	.net_tries = 8,
 };
+
+static void get_size(const char *name, size_t *v, size_t lo, size_t hi);
+
+static void get_str(const char *name, char *dst, size_t len)
+{
+	char *s = NULL;
+
+	if (fi_param_get_str(&mbx_prov, name, &s) == FI_SUCCESS && s)
+		snprintf(dst, len, "%s", s);
+}
+
+static void net_params(void)
+{
+	static const char *const modes[] = { "static", "ondemand", "adaptive", "partial" };
+	char mode[16] = "";
+	int v, i;
+
+	fi_param_define(&mbx_prov, "net", FI_PARAM_BOOL,
+			"Reach endpoints on other hosts through the net wire (default: yes)");
+	fi_param_define(&mbx_prov, "net_iface", FI_PARAM_STRING,
+			"Network interface of the net wire (default: the first IPv4 interface that is up and not loopback)");
+	fi_param_define(&mbx_prov, "net_msg_prov", FI_PARAM_STRING,
+			"Core provider of the connected channel (default: verbs if it serves unregistered buffers, else tcp)");
+	fi_param_define(&mbx_prov, "net_dgram_prov", FI_PARAM_STRING,
+			"Core provider of the datagram channel (default: verbs if it serves unregistered buffers, else udp)");
+	fi_param_define(&mbx_prov, "conn_mode", FI_PARAM_STRING,
+			"Connection management: static (all pairs at start), ondemand (at the first message), adaptive (datagrams, a connection after conn_threshold messages), partial (peers at AV distance 2^k at start, the rest adaptive) (default: adaptive)");
+	fi_param_define(&mbx_prov, "conn_threshold", FI_PARAM_SIZE_T,
+			"Messages to one peer on the datagram channel before adaptive mode connects (default: %zu)",
+			mbx_param.conn_threshold);
+	fi_param_define(&mbx_prov, "conn_idle_ms", FI_PARAM_SIZE_T,
+			"Close connections idle this long, rebuilt on demand; 0 keeps them (default: %zu)",
+			mbx_param.conn_idle_ms);
+	fi_param_define(&mbx_prov, "srq_k", FI_PARAM_SIZE_T,
+			"Shared receive queue: k in x = log2(n)*k + b buffers for n connections (default: %zu)",
+			mbx_param.srq_k);
+	fi_param_define(&mbx_prov, "srq_b", FI_PARAM_SIZE_T,
+			"Shared receive queue: b in x = log2(n)*k + b (default: %zu)", mbx_param.srq_b);
+	fi_param_define(&mbx_prov, "net_credits", FI_PARAM_SIZE_T,
+			"Frames a sender may have unconsumed on one connection (default: %zu)",
+			mbx_param.net_credits);
+	fi_param_define(&mbx_prov, "net_frame", FI_PARAM_SIZE_T,
+			"Largest data per net frame: eager limit and rendezvous chunk on the net wire (default: %zu)",
+			mbx_param.net_frame);
+	fi_param_define(&mbx_prov, "net_rto_ms", FI_PARAM_SIZE_T,
+			"First retransmission timeout of the datagram channel, doubled per attempt (default: %zu)",
+			mbx_param.net_rto_ms);
+	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
+			"Attempts before a silent peer is declared lost (default: %zu)",
+			mbx_param.net_tries);
+	if (fi_param_get_bool(&mbx_prov, "net", &v) == FI_SUCCESS)
+		mbx_param.net = v != 0;
+	get_str("net_iface", mbx_param.net_iface, sizeof(mbx_param.net_iface));
+	get_str("net_msg_prov", mbx_param.net_msg_prov, sizeof(mbx_param.net_msg_prov));
+	get_str("net_dgram_prov", mbx_param.net_dgram_prov, sizeof(mbx_param.net_dgram_prov));
+	get_str("conn_mode", mode, sizeof(mode));
+	if (mode[0]) {
+		for (i = 0; i < 4 && strcmp(mode, modes[i]); i++)
+			;
+		if (i < 4)
+			mbx_param.conn_mode = (enum mbx_conn_mode)i;
+		else
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_CONN_MODE=%s unknown; using adaptive\n", mode);
+	}
+	get_size("conn_threshold", &mbx_param.conn_threshold, 1, 1 << 30);
+	get_size("conn_idle_ms", &mbx_param.conn_idle_ms, 0, 1 << 30);
+	get_size("srq_k", &mbx_param.srq_k, 0, 1024);
+	get_size("srq_b", &mbx_param.srq_b, 1, 1 << 16);
+	get_size("net_credits", &mbx_param.net_credits, 1, 1024);
+	get_size("net_frame", &mbx_param.net_frame, 1024, 1 << 20);
+	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
+	get_size("net_tries", &mbx_param.net_tries, 1, 64);
+	/* Rendezvous data frames must fit a ring with room to spare. */
+	while (mbx_param.net_frame + 4096 > mbu_ring_max_frame(mbx_param.ring_size) / 2)
+		mbx_param.net_frame /= 2;
+}
 
 static void mbx_cleanup(void)
 {
@@ -136,6 +222,7 @@ void mbx_params_init(void)
 		mbx_param.ring_size *= 2;
 	if (mbx_param.inject_size > mbx_param.eager_limit)
 		mbx_param.inject_size = mbx_param.eager_limit;
+	net_params();
 	if (fi_param_get_str(&mbx_prov, "large_proto", &s) == FI_SUCCESS && s) {
 		if (!strcmp(s, "cma"))
 			mbx_param.large_proto = MBX_LARGE_CMA;
@@ -192,8 +279,8 @@ uint32_t mbx_job_id(void)
 
 int mbx_format_addr(const struct mbx_addr *a, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "mbx://%08x:%08x:%08x:%08x:%08x", a->host, a->uid,
-			 (uint32_t)a->pid, a->ep, a->job);
+	int n = snprintf(buf, len, "mbx://%08x%08x%08x%08x%08x%08x%08x", a->host, a->uid,
+			 (uint32_t)a->pid, a->ep, a->job, a->ip, a->ports);
 
 	return n < 0 || (size_t)n >= len ? -FI_ETOOSMALL : n + 1;
 }
@@ -228,10 +315,26 @@ int mbx_parse_addr(const void *addr, size_t len, struct mbx_addr *out)
 	if (strncmp(s, "mbx://", 6))
 		return -FI_EINVAL;
 	p = s + 6;
-	if (parse_hex32(&p, &a.host, ':') || parse_hex32(&p, &a.uid, ':') ||
-	    parse_hex32(&p, &pid, ':') || parse_hex32(&p, &a.ep, ':') ||
-	    parse_hex32(&p, &a.job, '\0'))
+	memset(&a, 0, sizeof(a));
+	if (strlen(p) == 56) {
+		uint32_t *f[7] = { &a.host, &a.uid, &pid, &a.ep, &a.job, &a.ip, &a.ports };
+		char field[9];
+		int i;
+
+		for (i = 0; i < 7; i++) {
+			const char *q = field;
+
+			memcpy(field, p + 8 * i, 8);
+			field[8] = '\0';
+			if (parse_hex32(&q, f[i], '\0'))
+				return -FI_EINVAL;
+		}
+	} else if (parse_hex32(&p, &a.host, ':') || parse_hex32(&p, &a.uid, ':') ||
+		   parse_hex32(&p, &pid, ':') || parse_hex32(&p, &a.ep, ':') ||
+		   parse_hex32(&p, &a.job, '\0')) {
+		/* The older colon form names a same-host endpoint only. */
 		return -FI_EINVAL;
+	}
 	a.pid = (int32_t)pid;
 	if (a.pid <= 0)
 		return -FI_EINVAL;

@@ -10,11 +10,13 @@
 #include "mbx.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "mbx_net.h"
 #include "mbu_copy.h"
 #include "mbu_futex.h"
 #include "mbu_shm.h"
@@ -34,6 +36,16 @@ static inline void doorbell(struct mbx_seg_hdr *h)
 		atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 		mbu_futex_wake(&h->doorbell);
 	}
+}
+
+/* Frames were committed to a peer's ring: wake a sleeping shm receiver, or
+ * let the net wire ship them. */
+static inline void kick(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	if (__builtin_expect(p->net != NULL, 0))
+		mbx_net_kick(ep, p);
+	else
+		doorbell(p->rseg);
 }
 
 static size_t copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
@@ -113,6 +125,7 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
 	p->cma_ok = mbx_param.large_proto != MBX_LARGE_COPY;
 	p->fiaddr = FI_ADDR_NOTAVAIL;
 	p->fiaddr_gen = UINT64_MAX;
+	p->eager_limit = ep->eager_limit;
 	mbu_dlist_init(&p->txq);
 	mbu_dlist_init(&p->ctrlq);
 	mbu_dlist_init(&p->cts_wait);
@@ -165,9 +178,11 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
 		goto fail;
 	}
 	if (p->addr.host != ep->addr.host) {
-		MBX_WARN(FI_LOG_EP_DATA, "%s is on another node; no network wire yet\n", p->name);
-		ret = -FI_EHOSTUNREACH;
-		goto fail;
+		ret = mbx_net_peer_init(ep, p);
+		if (ret)
+			goto fail;
+		p->state = MBX_PEER_READY;
+		return 0;
 	}
 	mbx_shm_name(&p->addr, name, sizeof(name));
 	ret = mbu_shm_open(name, &m, &size);
@@ -300,8 +315,8 @@ static void mark_pending(struct mbx_ep *ep, struct mbx_peer *p)
 		mbu_dlist_insert_tail(&p->pend_link, &ep->pending_peers);
 }
 
-static int ctrl_try(struct mbx_peer *p, uint8_t op, uint64_t id, uint64_t size,
-		    uint64_t data)
+static int ctrl_try(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+		    uint64_t size, uint64_t data)
 {
 	struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, sizeof(*w));
 
@@ -309,7 +324,7 @@ static int ctrl_try(struct mbx_peer *p, uint8_t op, uint64_t id, uint64_t size,
 		return -FI_EAGAIN;
 	fill_wire(w, op, 0, 0, data, size, id);
 	mbu_ring_commit(&p->prod, &w->f);
-	doorbell(p->rseg);
+	kick(ep, p);
 	return 0;
 }
 
@@ -320,7 +335,7 @@ static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_
 
 	if (mbx_peer_connect(ep, p))
 		return;	/* the peer is gone; nobody waits for this frame */
-	if (mbu_dlist_empty(&p->ctrlq) && !ctrl_try(p, op, id, size, data))
+	if (mbu_dlist_empty(&p->ctrlq) && !ctrl_try(ep, p, op, id, size, data))
 		return;
 	c = mbu_pool_get(&ep->ctrl_pool);
 	if (!c) {
@@ -351,7 +366,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		fill_wire(w, MBX_OP_EAGER, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
 		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
 		mbu_ring_commit(&p->prod, &w->f);
-		doorbell(p->rseg);
+		kick(ep, p);
 		ep->stats.eager_sent++;
 		if (tx->wflags & MBX_WF_ACKREQ)
 			tx->state = MBX_TX_WAIT;
@@ -372,7 +387,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		wi->len = tx->iov[i].iov_len;
 	}
 	mbu_ring_commit(&p->prod, &w->f);
-	doorbell(p->rseg);
+	kick(ep, p);
 	tx->state = MBX_TX_WAIT;
 	return 0;
 }
@@ -391,7 +406,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 		if (ret)
 			return ret;
 	}
-	if (len <= ep->eager_limit && !dc && mbu_dlist_empty(&p->txq)) {
+	if (len <= p->eager_limit && !dc && mbu_dlist_empty(&p->txq)) {
 		struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
 							(uint32_t)(sizeof(*w) + len));
 
@@ -420,7 +435,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 			else if (cnt > 1)
 				mbx_copy_from_iov(payload, iov, cnt, 0, len);
 			mbu_ring_commit(&p->prod, &w->f);
-			doorbell(p->rseg);
+			kick(ep, p);
 			ep->stats.eager_sent++;
 			if (ep->tx_cq && (opflags & FI_COMPLETION))
 				mbx_cq_write(ep->tx_cq, context, cflags, 0, NULL, 0, 0,
@@ -441,7 +456,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 	tx->data = data;
 	tx->size = len;
 	tx->wflags = wflags | (dc ? MBX_WF_ACKREQ : 0);
-	tx->op = len <= ep->eager_limit ? MBX_OP_EAGER : MBX_OP_RTS;
+	tx->op = len <= p->eager_limit ? MBX_OP_EAGER : MBX_OP_RTS;
 	if ((opflags & FI_INJECT) && tx->op == MBX_OP_EAGER) {
 		tx->bounce = mbu_pool_get(&ep->bounce_pool);
 		if (!tx->bounce) {
@@ -475,7 +490,7 @@ static void flush_pending(struct mbx_ep *ep)
 		while (!mbu_dlist_empty(&p->ctrlq)) {
 			struct mbx_ctrl *c = mbu_container_of(p->ctrlq.next, struct mbx_ctrl, link);
 
-			if (ctrl_try(p, c->op, c->id, c->size, c->data))
+			if (ctrl_try(ep, p, c->op, c->id, c->size, c->data))
 				break;
 			mbu_dlist_remove(&c->link);
 			mbu_pool_put(&ep->ctrl_pool, c);
@@ -496,6 +511,32 @@ static void flush_pending(struct mbx_ep *ep)
 
 /* Sender half of the two-copy pipeline: fill free chunks of the peer's bulk
  * area while it drains the ones already full. */
+/* Net peers have no bulk area: the data follows the CTS as DATA frames in
+ * the ring, each naming the send and its offset. */
+static void stream_net(struct mbx_ep *ep, struct mbx_tx *tx)
+{
+	struct mbx_peer *p = tx->peer;
+	bool moved = false;
+
+	while (tx->streamed < tx->want) {
+		size_t n = tx->want - tx->streamed;
+		struct mbx_wire *w;
+
+		if (n > p->eager_limit)
+			n = p->eager_limit;
+		w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*w) + n));
+		if (!w)
+			break;
+		fill_wire(w, MBX_OP_DATA, 0, 0, tx->streamed, n, tx_id(tx));
+		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+		mbu_ring_commit(&p->prod, &w->f);
+		tx->streamed += n;
+		moved = true;
+	}
+	if (moved)
+		mbx_net_kick(ep, p);
+}
+
 static void stream_chunks(struct mbx_ep *ep)
 {
 	struct mbu_dlist *it, *tmp;
@@ -503,6 +544,15 @@ static void stream_chunks(struct mbx_ep *ep)
 	mbu_dlist_foreach_safe(&ep->streaming, it, tmp) {
 		struct mbx_tx *tx = mbu_container_of(it, struct mbx_tx, link);
 		struct mbx_peer *p = tx->peer;
+
+		if (p->net) {
+			stream_net(ep, tx);
+			if (tx->streamed == tx->want) {
+				mbu_dlist_remove(&tx->link);
+				tx->state = MBX_TX_WAIT;
+			}
+			continue;
+		}
 		struct mbx_seg_hdr *h = p->rseg;
 		uint64_t drained = atomic_load_explicit(&p->tslot->bulk_drained,
 							memory_order_acquire);
@@ -670,6 +720,14 @@ static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 	if (p->cts_active || mbu_dlist_empty(&p->cts_wait))
 		return;
 	rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait), struct mbx_rx, link);
+	if (p->net) {
+		/* DATA frames drive it (handle_data), in order, from offset 0. */
+		rx->bulk_base = 0;
+		rx->copied = 0;
+		p->cts_active = rx;
+		send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, 0);
+		return;
+	}
 	s = ep->rxslots[p->rxslot].slot;
 	rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
 	rx->copied = 0;
@@ -935,6 +993,10 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 		if (f->len != sizeof(*w))
 			return false;
 		break;
+	case MBX_OP_DATA:
+		if (f->len != sizeof(*w) + w->size)
+			return false;
+		break;
 	default:
 		return false;
 	}
@@ -978,6 +1040,27 @@ static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 	}
 }
 
+/* A piece of a large message from a net peer, for the receive it is
+ * clear-to-send for: checked against that receive before a byte is placed. */
+static void handle_data(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	struct mbx_rx *rx = p->cts_active;
+
+	if (!p->net || !rx || rx->msg_id != w->id || w->data != rx->copied ||
+	    w->size > rx->take - rx->copied) {
+		MBX_WARN(FI_LOG_EP_DATA, "unexpected data frame from %s\n", p->name);
+		ep->stats.bad_frames++;
+		return;
+	}
+	copy_to_iov(rx->iov, rx->iov_cnt, rx->copied, w + 1, w->size, false);
+	rx->copied += w->size;
+	if (rx->copied == rx->take) {
+		p->cts_active = NULL;
+		large_done(ep, rx);
+		cts_activate(ep, p);
+	}
+}
+
 /* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
 static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *wire)
 {
@@ -1003,6 +1086,10 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	struct mbx_ux *ux;
 	fi_addr_t src;
 
+	if (w->op == MBX_OP_DATA) {
+		handle_data(ep, p, w);
+		return 1;
+	}
 	if (w->op >= MBX_OP_CTS) {
 		handle_reply(ep, p, w);
 		return 1;
@@ -1145,6 +1232,18 @@ static void drain_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
 	}
 }
 
+int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f)
+{
+	const struct mbx_wire *w;
+
+	if (!frame_ok(f, &w)) {
+		MBX_WARN(FI_LOG_EP_DATA, "dropped a malformed frame from %s\n", p->name);
+		ep->stats.bad_frames++;
+		return -1;
+	}
+	return handle_frame(ep, p, w);
+}
+
 static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p);
 
 static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
@@ -1233,7 +1332,9 @@ static void check_liveness(struct mbx_ep *ep)
 		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
 		bool dead, closed;
 
-		if (p->state == MBX_PEER_FAILED && p->rxslot < 0)
+		/* A pid on another host means nothing here; the net wire
+		 * has its own liveness. */
+		if ((p->state == MBX_PEER_FAILED && p->rxslot < 0) || p->net)
 			continue;
 		dead = kill(p->addr.pid, 0) && errno == ESRCH;
 		closed = p->rseg && atomic_load_explicit(&p->rseg->closed, memory_order_acquire);
@@ -1293,8 +1394,16 @@ void mbx_ep_progress(struct mbx_ep *ep)
 		stream_chunks(ep);
 	if (!mbu_dlist_empty(&ep->draining))
 		drain_chunks(ep);
+	if (ep->net && !(ep->progress_ticks & ep->net_mask))
+		mbx_net_progress(ep);
 	if (!(++ep->progress_ticks & 1023))
 		check_liveness(ep);
+}
+
+void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	if (p->state != MBX_PEER_FAILED)
+		fail_peer(ep, p);
 }
 
 static bool work_visible(struct mbx_ep *ep)
@@ -1323,6 +1432,13 @@ void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns)
 
 	if (!h)
 		return;
+	if (mbx_net_busy(ep)) {
+		/* Net completions ring no doorbell: poll, but let others run. */
+		mbx_unlock(ep->dom);
+		sched_yield();
+		mbx_lock(ep->dom);
+		return;
+	}
 	atomic_fetch_add(&h->sleepers, 1);
 	v = atomic_load(&h->doorbell);
 	atomic_thread_fence(memory_order_seq_cst);

@@ -25,23 +25,26 @@
 #include "mbu_ring.h"
 
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
-#define MBX_SEG_VERSION	2u
+#define MBX_SEG_VERSION	3u
 #define MBX_WIRE_MAGIC	0x6d62u
 #define MBX_WIRE_VERSION 2u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
-#define MBX_ADDR_LEN	51	/* "mbx://" + 5 x 8 hex digits + 4 ':' + NUL */
+#define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
 #define MBX_IOV_LIMIT	8
 
 /* An endpoint's identity; its text form is the FI_ADDR_STR address
- * "mbx://HOST:UID:PID:EP:JOB", each field 8 hex digits, so every address
- * is exactly MBX_ADDR_LEN bytes with its NUL. */
+ * "mbx://" followed by the seven fields below as 8 hex digits each, so every
+ * address is exactly MBX_ADDR_LEN bytes with its NUL: under the 64 bytes
+ * (FI_NAME_MAX) that Open MPI and others reserve for a name. */
 struct mbx_addr {
-	uint32_t host;		/* hash of the host name */
+	uint32_t host;		/* hash of the host name and network namespace */
 	uint32_t uid;
 	int32_t pid;
 	uint32_t ep;
 	uint32_t job;		/* hash of the job key: jobs never mix */
+	uint32_t ip;		/* IPv4 address of the net wire, host order; 0: none */
+	uint32_t ports;		/* datagram port << 16 | connection port */
 };
 
 enum mbx_wire_op {
@@ -51,6 +54,7 @@ enum mbx_wire_op {
 	MBX_OP_FIN = 4,
 	MBX_OP_ACK = 5,
 	MBX_OP_SMALL = 6,	/* eager in the short header (struct mbx_wire_small) */
+	MBX_OP_DATA = 7,	/* net rendezvous: `size` bytes at offset `data` of send `id` */
 	MBX_OP_MAX
 };
 

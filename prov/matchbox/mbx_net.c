@@ -1,0 +1,1382 @@
+/* The net wire (see mbx_net.h): datagram channel, connections over a shared
+ * receive context with credits, connection management, and the checks every
+ * inbound frame passes before the matcher sees it.
+ *
+ * Ordering: a peer's frames leave its ring in order. While it is on the
+ * datagram channel, mbu_rel releases them in order at the receiver. A peer
+ * moves onto its connection only when no datagram is unacknowledged, and
+ * the receiver hands over every datagram it holds before the first frame
+ * that came by connection, so the switch never reorders. A connection is
+ * closed for idleness only by a handshake in which both sides have nothing
+ * in flight.
+ *
+ * Everything runs under the domain lock, from the provider's progress. */
+#include "mbx.h"
+#include "mbx_net.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mbu_futex.h"
+#include "mbu_rel.h"
+
+/* libfabric 1.17's internal flag that lets a provider find core providers
+ * that FI_PROVIDER hid from applications (as efa and lnx do for shm). It is
+ * not public API: if a later libfabric drops it, FI_PROVIDER=matchbox alone
+ * hides tcp/udp and the net wire reports that it found none. */
+#define MBX_GETINFO_HIDDEN (1ULL << 60)
+
+#define NET_MAGIC	0x6d62786eu	/* "mbxn" */
+#define NET_VERSION	1u
+#define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
+#define DGRAM_POSTED	64u
+#define CQ_BATCH	32
+#define TICK_NS		1000000ULL
+#define PROBE_AFTER_NS	1000000000ULL
+#define DEAD_CONN_NS	2000000000ULL
+
+enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
+       NT_MAX };
+enum { CH_DGRAM = 0, CH_CONN = 1 };
+enum { NF_ACK = 1 };
+
+/* Every net frame starts with this; a DATA frame carries one wire frame
+ * (mbx_proto.h) after it. */
+struct nhdr {
+	uint64_t sack;
+	uint32_t magic;
+	uint8_t version, type, chan, flags;
+	uint32_t len;		/* whole net frame */
+	uint32_t seq;		/* datagram DATA/PROBE */
+	uint32_t cum;		/* piggybacked acknowledgement (NF_ACK) */
+	uint32_t credits;	/* connection: frames the sender has consumed */
+	struct mbx_addr src;
+	uint32_t dst_ep;
+	int32_t dst_pid;
+	uint32_t rsvd;
+};
+
+#define HDR ((uint32_t)sizeof(struct nhdr))
+
+/* Connection request data: who asks, and whom. */
+struct cm_param {
+	uint32_t magic;
+	uint32_t dst_ep;
+	struct mbx_addr src;
+	int32_t dst_pid;
+};
+
+enum nb_kind { NB_TX, NB_DRX, NB_SRX };
+
+struct nbuf {
+	struct fi_context2 ctx;
+	struct mbu_dlist link;
+	struct mbx_conn *conn;	/* tx on a connection */
+	uint32_t len;
+	uint8_t kind;
+	bool small;
+	int refs;
+	_Alignas(8) unsigned char d[];
+};
+
+enum conn_state { C_CONNECTING, C_ACCEPTING, C_UP, C_DEAD };
+
+struct mbx_conn {
+	struct mbu_dlist link;	/* net->conns */
+	struct fid_ep *ep;
+	struct mbx_npeer *np;	/* NULL once abandoned or dead */
+	int state;
+	bool out;
+	uint64_t dead_ns;
+};
+
+struct mbx_npeer {
+	struct mbu_dlist link;		/* net->peers */
+	struct mbx_peer *p;
+	struct mbu_ring_shared sh;
+	uint8_t *ring;
+	struct mbu_ring_cons cons;
+	fi_addr_t uaddr;
+	struct mbu_rel_tx rtx;
+	struct mbu_rel_rx rrx;
+	struct mbu_dlist inq;		/* received frames the matcher has not taken */
+	struct mbx_conn *conn, *out, *in;
+	uint32_t credits, owed;
+	uint32_t msgs;
+	bool want_conn;			/* never the datagram channel for data */
+	bool neighbour;			/* partial mode: connected at start */
+	bool closing;			/* we asked to close the connection */
+	bool need_ack;
+	bool failed;
+	uint64_t last_rx_ns, last_act_ns, retry_ns;
+	uint32_t retries;
+};
+
+struct mbx_net {
+	struct fi_info *uinfo, *minfo;
+	struct fid_fabric *ufab, *mfab;
+	struct fid_domain *udom, *mdom;
+	struct fid_av *uav;
+	struct fid_ep *uep;
+	struct fid_cq *ucq, *mcq;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+	struct fid_ep *srx;
+	struct mbu_pool small, big;
+	size_t big_size;
+	uint32_t dposted, sposted, nconns;
+	uint32_t credits;
+	struct mbu_dlist peers, conns;
+	uint64_t av_gen, last_tick, last_scan;
+	struct fi_matchbox_net_stats st;
+};
+
+static inline struct nhdr *nb_hdr(struct nbuf *b)
+{
+	return (struct nhdr *)b->d;
+}
+
+static inline struct mbu_frame *nb_frame(struct nbuf *b)
+{
+	return (struct mbu_frame *)(b->d + HDR);
+}
+
+static int addr_cmp(const struct mbx_addr *a, const struct mbx_addr *b)
+{
+	uint64_t ka = mbx_addr_k0(a), kb = mbx_addr_k0(b);
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	ka = mbx_addr_k1(a);
+	kb = mbx_addr_k1(b);
+	return ka < kb ? -1 : ka > kb;
+}
+
+/* ---- buffers ---- */
+
+static struct nbuf *nb_get(struct mbx_net *n, bool small, uint8_t kind)
+{
+	struct nbuf *b = mbu_pool_get(small ? &n->small : &n->big);
+
+	if (!b)
+		return NULL;
+	memset(b, 0, sizeof(*b));
+	mbu_dlist_init(&b->link);
+	b->small = small;
+	b->kind = kind;
+	b->refs = 1;
+	return b;
+}
+
+static void nb_put(struct mbx_net *n, struct nbuf *b)
+{
+	if (--b->refs > 0)
+		return;
+	mbu_pool_put(b->small ? &n->small : &n->big, b);
+}
+
+static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, uint8_t type,
+		     uint8_t chan, uint32_t len)
+{
+	struct nhdr *h = nb_hdr(b);
+
+	memset(h, 0, sizeof(*h));
+	h->magic = NET_MAGIC;
+	h->version = NET_VERSION;
+	h->type = type;
+	h->chan = chan;
+	h->len = len;
+	h->src = ep->addr;
+	h->dst_ep = np->p->addr.ep;
+	h->dst_pid = np->p->addr.pid;
+	b->len = len;
+}
+
+/* ---- posting receive buffers ---- */
+
+static void post_dgram(struct mbx_net *n)
+{
+	while (n->dposted < DGRAM_POSTED) {
+		struct nbuf *b = nb_get(n, true, NB_DRX);
+
+		if (!b)
+			return;
+		if (fi_recv(n->uep, b->d, DGRAM_MAX, NULL, FI_ADDR_UNSPEC, &b->ctx)) {
+			nb_put(n, b);
+			return;
+		}
+		n->dposted++;
+	}
+}
+
+/* x = ceil(log2(n+1))·k + b buffers for n connections, and never fewer than
+ * the credits handed out plus a margin for credit and close frames, which
+ * need no credit: so a sender with a credit always finds a buffer. */
+static uint32_t srq_target(struct mbx_net *n)
+{
+	uint32_t lg = 0, x, need;
+
+	while ((1u << lg) < n->nconns + 1)
+		lg++;
+	x = lg * (uint32_t)mbx_param.srq_k + (uint32_t)mbx_param.srq_b;
+	need = n->nconns * n->credits + 8;
+	return x > need ? x : need;
+}
+
+static void post_srq(struct mbx_net *n)
+{
+	uint32_t want = srq_target(n);
+
+	while (n->sposted < want) {
+		struct nbuf *b = nb_get(n, false, NB_SRX);
+
+		if (!b)
+			return;
+		if (fi_recv(n->srx, b->d, n->big_size, NULL, FI_ADDR_UNSPEC, &b->ctx)) {
+			nb_put(n, b);
+			return;
+		}
+		n->sposted++;
+	}
+	n->st.srq_posted = n->sposted;
+}
+
+/* ---- peers ---- */
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Partial mode: the peers at AV-index distance 2^k either way are
+ * connected at start (about 2·log2(N) of them). */
+static bool av_neighbour(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	fi_addr_t me, them;
+	uint64_t cnt, d;
+
+	if (!ep->av || !ep->av->count)
+		return false;
+	me = mbx_av_reverse(ep->av, &ep->addr);
+	them = mbx_av_reverse(ep->av, &p->addr);
+	if (me == FI_ADDR_NOTAVAIL || them == FI_ADDR_NOTAVAIL)
+		return false;
+	cnt = ep->av->count;
+	d = (them + cnt - me) % cnt;
+	return is_pow2(d) || is_pow2(cnt - d);
+}
+
+int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_net *n = ep->net;
+	struct mbx_npeer *np;
+	struct sockaddr_in sin;
+	int ret;
+
+	if (p->net)
+		return 0;
+	if (!n) {
+		MBX_WARN(FI_LOG_EP_DATA, "%s is on another host and this endpoint has no net "
+			 "wire (FI_MATCHBOX_NET, FI_MATCHBOX_NET_IFACE)\n", p->name);
+		return -FI_EHOSTUNREACH;
+	}
+	if (!p->addr.ip || !(p->addr.ports >> 16) || !(p->addr.ports & 0xffff)) {
+		MBX_WARN(FI_LOG_EP_DATA, "%s is on another host and has no net address\n",
+			 p->name);
+		return -FI_EHOSTUNREACH;
+	}
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return -FI_ENOMEM;
+	np->ring = aligned_alloc(64, mbx_param.ring_size);
+	if (!np->ring) {
+		free(np);
+		return -FI_ENOMEM;
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(p->addr.ip);
+	sin.sin_port = htons((uint16_t)(p->addr.ports >> 16));
+	ret = fi_av_insert(n->uav, &sin, 1, &np->uaddr, 0, NULL);
+	if (ret != 1) {
+		MBX_WARN(FI_LOG_EP_DATA, "cannot add %s to the datagram AV\n", p->name);
+		free(np->ring);
+		free(np);
+		return -FI_EHOSTUNREACH;
+	}
+	memset(np->ring, 0, mbx_param.ring_size);
+	memset(&np->sh, 0, sizeof(np->sh));
+	mbu_ring_prod_init(&p->prod, &np->sh, np->ring, mbx_param.ring_size);
+	mbu_ring_cons_init(&np->cons, &np->sh, np->ring, mbx_param.ring_size);
+	mbu_rel_tx_init(&np->rtx, mbx_param.net_rto_ms * 1000000ULL,
+			(uint32_t)mbx_param.net_tries);
+	mbu_rel_rx_init(&np->rrx);
+	mbu_dlist_init(&np->inq);
+	np->p = p;
+	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
+	switch (mbx_param.conn_mode) {
+	case MBX_CONN_STATIC:
+	case MBX_CONN_ONDEMAND:
+		np->want_conn = true;
+		break;
+	case MBX_CONN_PARTIAL:
+		np->neighbour = np->want_conn = av_neighbour(ep, p);
+		break;
+	default:
+		break;
+	}
+	p->net = np;
+	p->cma_ok = false;
+	p->eager_limit = n->big_size - HDR - sizeof(struct mbx_wire);
+	if (p->eager_limit > ep->eager_limit)
+		p->eager_limit = ep->eager_limit;
+	mbu_dlist_insert_tail(&np->link, &n->peers);
+	n->st.peers++;
+	ep->net_mask = 0;
+	return 0;
+}
+
+static void conn_close(struct mbx_conn *c)
+{
+	mbu_dlist_remove(&c->link);
+	if (c->ep)
+		fi_close(&c->ep->fid);
+	free(c);
+}
+
+/* Detach a connection from its peer; it is closed a little later, so that
+ * completions already queued for it still find their buffers. */
+static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
+{
+	struct mbx_npeer *np = c->np;
+
+	if (np) {
+		if (np->conn == c)
+			np->conn = NULL;
+		if (np->out == c)
+			np->out = NULL;
+		if (np->in == c)
+			np->in = NULL;
+		np->closing = false;
+	}
+	if (counted && c->state == C_UP) {
+		n->nconns--;
+		n->st.conns_open = n->nconns;
+		n->st.conns_closed++;
+	}
+	c->np = NULL;
+	c->state = C_DEAD;
+	c->dead_ns = mbu_now_ns();
+}
+
+void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_npeer *np = p->net;
+	struct mbx_net *n = ep->net;
+	struct nbuf *b;
+
+	if (!np)
+		return;
+	if (np->conn)
+		conn_retire(n, np->conn, true);
+	if (np->out)
+		conn_retire(n, np->out, false);
+	if (np->in)
+		conn_retire(n, np->in, false);
+	while (!mbu_dlist_empty(&np->inq))
+		nb_put(n, mbu_container_of(mbu_dlist_pop(&np->inq), struct nbuf, link));
+	while ((b = mbu_rel_rx_pop(&np->rrx)))
+		nb_put(n, b);
+	for (uint32_t i = 0; i < MBU_REL_WINDOW; i++) {
+		if (np->rrx.held[i])
+			nb_put(n, np->rrx.held[i]);
+		if (np->rtx.ent[i].pkt)
+			nb_put(n, np->rtx.ent[i].pkt);
+	}
+	mbu_dlist_remove(&np->link);
+	free(np->ring);
+	free(np);
+	p->net = NULL;
+}
+
+/* ---- connections ---- */
+
+static int conn_setup(struct mbx_net *n, struct mbx_conn *c, struct fi_info *info)
+{
+	int ret = fi_endpoint(n->mdom, info, &c->ep, c);
+
+	if (ret)
+		return ret;
+	ret = fi_ep_bind(c->ep, &n->eq->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, &n->mcq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, &n->srx->fid, 0);
+	if (!ret)
+		ret = fi_enable(c->ep);
+	return ret;
+}
+
+static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+	struct sockaddr_in sin;
+	struct cm_param prm;
+	struct mbx_conn *c;
+	int ret;
+
+	if (np->conn || np->out || np->in || np->failed || mbu_now_ns() < np->retry_ns)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	c->np = np;
+	c->out = true;
+	c->state = C_CONNECTING;
+	mbu_dlist_insert_tail(&c->link, &n->conns);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(np->p->addr.ip);
+	sin.sin_port = htons((uint16_t)(np->p->addr.ports & 0xffff));
+	prm.magic = NET_MAGIC;
+	prm.src = ep->addr;
+	prm.dst_ep = np->p->addr.ep;
+	prm.dst_pid = np->p->addr.pid;
+	ret = conn_setup(n, c, n->minfo);
+	if (!ret)
+		ret = fi_connect(c->ep, &sin, &prm, sizeof(prm));
+	if (ret) {
+		MBX_WARN(FI_LOG_EP_CTRL, "connecting to %s: %s\n", np->p->name, fi_strerror(-ret));
+		conn_close(c);
+		np->retry_ns = mbu_now_ns() + (10000000ULL << (np->retries < 6 ? np->retries : 6));
+		np->retries++;
+		return;
+	}
+	np->out = c;
+}
+
+static struct mbx_npeer *peer_of(struct mbx_ep *ep, const struct mbx_addr *a)
+{
+	struct mbx_peer *p = mbx_peer_get(ep, a);
+
+	if (!p)
+		return NULL;
+	if (!p->net && (mbx_peer_connect(ep, p) || !p->net))
+		return NULL;
+	return p->net;
+}
+
+static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
+{
+	struct mbx_net *n = ep->net;
+	struct cm_param prm;
+	struct mbx_npeer *np = NULL;
+	struct mbx_conn *c;
+
+	if ((size_t)len >= sizeof(*e) + sizeof(prm)) {
+		memcpy(&prm, e->data, sizeof(prm));
+		if (prm.magic == NET_MAGIC && prm.dst_ep == ep->addr.ep &&
+		    prm.dst_pid == ep->addr.pid && prm.src.job == ep->addr.job &&
+		    prm.src.uid == ep->addr.uid && prm.src.host != ep->addr.host)
+			np = peer_of(ep, &prm.src);
+	}
+	if (!np) {
+		n->st.bad_frames++;
+		goto reject;
+	}
+	if (np->conn || np->in)
+		goto refuse;
+	if (np->out) {
+		/* Both asked at once: the higher address's request wins. */
+		if (addr_cmp(&prm.src, &ep->addr) < 0)
+			goto refuse;
+		np->out->np = NULL;	/* its refusal will close it */
+		np->out = NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto reject;
+	c->np = np;
+	c->state = C_ACCEPTING;
+	mbu_dlist_insert_tail(&c->link, &n->conns);
+	if (conn_setup(n, c, e->info) || fi_accept(c->ep, NULL, 0)) {
+		conn_close(c);
+		goto reject;
+	}
+	np->in = c;
+	fi_freeinfo(e->info);
+	return;
+refuse:
+	n->st.conns_refused++;
+reject:
+	fi_reject(n->pep, e->info->handle, NULL, 0);
+	fi_freeinfo(e->info);
+}
+
+static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
+
+static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
+{
+	struct mbx_net *n = ep->net;
+	struct mbx_npeer *np = c->np;
+
+	if (!np || (np->out != c && np->in != c)) {
+		conn_retire(n, c, false);
+		return;
+	}
+	if (c->out)
+		np->out = NULL, n->st.conns_made++;
+	else
+		np->in = NULL, n->st.conns_accepted++;
+	c->state = C_UP;
+	np->conn = c;
+	np->credits = n->credits;
+	np->owed = 0;
+	np->retries = 0;
+	np->last_act_ns = mbu_now_ns();
+	n->nconns++;
+	n->st.conns_open = n->nconns;
+	if (n->nconns > n->st.conns_max)
+		n->st.conns_max = n->nconns;
+	post_srq(n);
+	np_flush(ep, np);
+}
+
+static void read_eq(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	union {
+		struct fi_eq_cm_entry cm;
+		char buf[sizeof(struct fi_eq_cm_entry) + 256];
+	} u;
+	uint32_t event;
+	ssize_t ret;
+
+	for (;;) {
+		ret = fi_eq_read(n->eq, &event, &u, sizeof(u), 0);
+		if (ret == -FI_EAVAIL) {
+			struct fi_eq_err_entry err = { 0 };
+			struct mbx_conn *c;
+
+			if (fi_eq_readerr(n->eq, &err, 0) < 0)
+				return;
+			if (!err.fid || err.fid == &n->pep->fid)
+				continue;
+			c = err.fid->context;
+			if (c && c->np) {
+				struct mbx_npeer *np = c->np;
+
+				np->retry_ns = mbu_now_ns() +
+					(10000000ULL << (np->retries < 6 ? np->retries : 6));
+				np->retries++;
+			}
+			if (c)
+				conn_retire(n, c, false);
+			continue;
+		}
+		if (ret < 0)
+			return;
+		switch (event) {
+		case FI_CONNREQ:
+			on_connreq(ep, &u.cm, ret);
+			break;
+		case FI_CONNECTED:
+			on_connected(ep, u.cm.fid->context);
+			break;
+		case FI_SHUTDOWN:
+			conn_retire(n, u.cm.fid->context, true);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- sending ---- */
+
+static void rel_release(void *pkt, void *arg)
+{
+	nb_put(arg, pkt);
+}
+
+static void put_ack(struct mbx_npeer *np, struct nhdr *h)
+{
+	mbu_rel_rx_ack(&np->rrx, &h->cum, &h->sack);
+	h->flags |= NF_ACK;
+	np->need_ack = false;
+}
+
+static int dgram_send(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
+{
+	int ret = (int)fi_send(n->uep, b->d, b->len, NULL, np->uaddr, &b->ctx);
+
+	if (!ret)
+		b->refs++;
+	return ret;
+}
+
+struct resend_arg {
+	struct mbx_net *n;
+	struct mbx_npeer *np;
+};
+
+static void resend(uint32_t seq, void *pkt, void *arg)
+{
+	struct resend_arg *a = arg;
+	struct nbuf *b = pkt;
+
+	(void)seq;
+	put_ack(a->np, nb_hdr(b));
+	a->n->st.retransmits++;
+	(void)dgram_send(a->n, a->np, b);
+}
+
+static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+{
+	int ret;
+
+	b->conn = np->conn;
+	ret = (int)fi_send(np->conn->ep, b->d, b->len, NULL, 0, &b->ctx);
+	if (!ret) {
+		b->refs++;	/* until its send completes */
+		ep->net->st.conn_msgs += nb_hdr(b)->type == NT_DATA;
+	}
+	return ret;
+}
+
+/* A control frame with no payload: ACK and PROBE on the datagram channel,
+ * CREDIT and CLOSE_* on the connection. */
+static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type)
+{
+	struct mbx_net *n = ep->net;
+	bool dgram = type == NT_ACK || type == NT_PROBE;
+	struct nbuf *b;
+	int ret;
+
+	if (!dgram && (!np->conn || np->conn->state != C_UP))
+		return -FI_ENOTCONN;
+	b = nb_get(n, true, NB_TX);
+	if (!b)
+		return -FI_EAGAIN;
+	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_CONN, HDR);
+	if (dgram) {
+		put_ack(np, nb_hdr(b));
+		if (type == NT_PROBE) {
+			int64_t seq = mbu_rel_tx_push(&np->rtx, b, mbu_now_ns());
+
+			if (seq < 0) {
+				nb_put(n, b);
+				return -FI_EAGAIN;
+			}
+			nb_hdr(b)->seq = (uint32_t)seq;
+			b->refs++;	/* the reliability window's reference */
+		}
+		ret = dgram_send(n, np, b);
+	} else {
+		nb_hdr(b)->credits = np->owed;
+		ret = conn_send(ep, np, b);
+		if (!ret)
+			np->owed = 0;
+	}
+	nb_put(n, b);
+	return ret;
+}
+
+/* Move frames from the peer's ring onto a channel, in order, as far as
+ * credits, the datagram window and buffers allow. */
+static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+	struct mbu_frame *f;
+	int st = MBU_RING_EMPTY, ret;
+
+	while (!np->failed && (st = mbu_ring_peek(&np->cons, &f)) == MBU_RING_FRAME) {
+		uint32_t len = HDR + f->len;
+		struct nbuf *b;
+
+		if (np->closing)
+			return;
+		if (np->conn && np->conn->state == C_UP) {
+			if (mbu_rel_tx_inflight(&np->rtx))
+				return;	/* datagrams first, or the switch reorders */
+			if (!np->credits) {
+				n->st.credit_waits++;
+				return;
+			}
+			b = nb_get(n, false, NB_TX);
+			if (!b)
+				return;
+			fill_hdr(ep, np, b, NT_DATA, CH_CONN, len);
+			memcpy(nb_frame(b), f, f->len);
+			nb_hdr(b)->credits = np->owed;
+			ret = conn_send(ep, np, b);
+			nb_put(n, b);
+			if (ret)
+				return;
+			np->owed = 0;
+			np->credits--;
+		} else {
+			int64_t seq;
+
+			if (np->want_conn || len > DGRAM_MAX) {
+				conn_start(ep, np);
+				return;
+			}
+			if (mbu_rel_tx_inflight(&np->rtx) >= MBU_REL_WINDOW)
+				return;
+			b = nb_get(n, true, NB_TX);
+			if (!b)
+				return;
+			fill_hdr(ep, np, b, NT_DATA, CH_DGRAM, len);
+			memcpy(nb_frame(b), f, f->len);
+			put_ack(np, nb_hdr(b));
+			seq = mbu_rel_tx_push(&np->rtx, b, mbu_now_ns());
+			nb_hdr(b)->seq = (uint32_t)seq;
+			/* Lost here or on the wire alike: the timer sends it again. */
+			(void)dgram_send(n, np, b);
+			n->st.dgram_msgs++;
+			if (mbx_param.conn_mode != MBX_CONN_STATIC &&
+			    ++np->msgs >= mbx_param.conn_threshold)
+				conn_start(ep, np);
+		}
+		mbu_ring_consume(&np->cons, f);
+		np->last_act_ns = mbu_now_ns();
+	}
+	if (st == MBU_RING_CORRUPT)
+		MBX_WARN(FI_LOG_EP_DATA, "staging ring to %s is corrupt\n", np->p->name);
+}
+
+void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	np_flush(ep, p->net);
+}
+
+/* ---- receiving ---- */
+
+static bool hdr_ok(struct mbx_ep *ep, struct nhdr *h, uint32_t got, uint8_t chan)
+{
+	if (got < HDR || h->magic != NET_MAGIC || h->version != NET_VERSION ||
+	    h->len != got || h->chan != chan || !h->type || h->type >= NT_MAX)
+		return false;
+	if (h->src.job != ep->addr.job || h->src.uid != ep->addr.uid ||
+	    h->src.host == ep->addr.host || !h->src.ip || h->src.pid <= 0)
+		return false;
+	if (h->dst_ep != ep->addr.ep || h->dst_pid != ep->addr.pid)
+		return false;
+	if (h->type == NT_DATA) {
+		const struct mbu_frame *f = (const void *)(h + 1);
+
+		if (got < HDR + sizeof(*f) || f->len != got - HDR)
+			return false;
+	} else if (got != HDR) {
+		return false;
+	}
+	return true;
+}
+
+/* 1: taken (or dropped as malformed); 0: the matcher cannot take it now. */
+static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+{
+	int r = mbx_deliver_frame(ep, np->p, nb_frame(b));
+
+	if (r < 0)
+		ep->net->st.bad_frames++;
+	return r != 0;
+}
+
+static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+	struct nbuf *b;
+
+	while (!mbu_dlist_empty(&np->inq)) {
+		b = mbu_container_of(np->inq.next, struct nbuf, link);
+		if (!deliver(ep, np, b))
+			return;
+		mbu_dlist_remove(&b->link);
+		if (b->kind == NB_SRX)
+			np->owed++;
+		nb_put(n, b);
+		if (!np->p->net)
+			return;	/* failed while delivering */
+	}
+	while ((b = mbu_rel_rx_pop(&np->rrx))) {
+		if (nb_hdr(b)->type != NT_DATA) {
+			nb_put(n, b);
+			continue;
+		}
+		if (!deliver(ep, np, b)) {
+			mbu_dlist_insert_tail(&b->link, &np->inq);
+			return;
+		}
+		nb_put(n, b);
+	}
+}
+
+static void on_dgram(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
+{
+	struct mbx_net *n = ep->net;
+	struct nhdr *h = nb_hdr(b);
+	struct mbx_npeer *np;
+
+	if (!hdr_ok(ep, h, got, CH_DGRAM) || !(np = peer_of(ep, &h->src))) {
+		n->st.bad_frames++;
+		nb_put(n, b);
+		return;
+	}
+	np->last_rx_ns = mbu_now_ns();
+	if (h->flags & NF_ACK)
+		mbu_rel_tx_ack(&np->rtx, h->cum, h->sack, rel_release, n);
+	if (h->type == NT_DATA || h->type == NT_PROBE) {
+		enum mbu_rel_verdict v = mbu_rel_rx_push(&np->rrx, h->seq, b);
+
+		np->need_ack = true;
+		if (v != MBU_REL_ACCEPT) {
+			n->st.duplicates += v == MBU_REL_DUPLICATE;
+			nb_put(n, b);
+			return;
+		}
+		if (mbu_dlist_empty(&np->inq))
+			np_deliver(ep, np);
+		return;
+	}
+	nb_put(n, b);
+}
+
+static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbu_frame *f;
+	bool quiet = np->conn && mbu_ring_peek(&np->cons, &f) == MBU_RING_EMPTY &&
+		     mbu_dlist_empty(&np->inq) && np->credits == ep->net->credits &&
+		     !mbu_rel_tx_inflight(&np->rtx);
+
+	if (!quiet) {
+		send_ctl(ep, np, NT_CLOSE_NAK);
+		return;
+	}
+	/* Agreed: nothing more goes out on it; the asking side shuts it. */
+	if (!send_ctl(ep, np, NT_CLOSE_ACK))
+		conn_retire(ep->net, np->conn, true);
+}
+
+static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
+{
+	struct mbx_net *n = ep->net;
+	struct nhdr *h = nb_hdr(b);
+	struct mbx_npeer *np;
+	void *held;
+
+	if (!hdr_ok(ep, h, got, CH_CONN) || !(np = peer_of(ep, &h->src))) {
+		n->st.bad_frames++;
+		nb_put(n, b);
+		return;
+	}
+	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
+	if (h->credits <= n->credits && np->credits + h->credits <= n->credits)
+		np->credits += h->credits;
+	else
+		n->st.bad_frames++;
+	switch (h->type) {
+	case NT_DATA:
+		/* Whatever came earlier by datagram goes first. */
+		while ((held = mbu_rel_rx_pop(&np->rrx)))
+			mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
+		mbu_dlist_insert_tail(&b->link, &np->inq);
+		np_deliver(ep, np);
+		return;
+	case NT_CLOSE_REQ:
+		on_close_req(ep, np);
+		break;
+	case NT_CLOSE_ACK:
+		if (np->closing && np->conn) {
+			struct mbx_conn *c = np->conn;
+
+			conn_retire(n, c, true);
+			if (c->ep)
+				fi_shutdown(c->ep, 0);
+		}
+		break;
+	case NT_CLOSE_NAK:
+		np->closing = false;
+		break;
+	default:
+		break;
+	}
+	nb_put(n, b);
+	np_flush(ep, np);
+}
+
+static void read_cqs(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	struct fi_cq_msg_entry e[CQ_BATCH];
+	ssize_t got, i;
+
+	while ((got = fi_cq_read(n->ucq, e, CQ_BATCH)) > 0) {
+		for (i = 0; i < got; i++) {
+			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
+
+			if (b->kind == NB_DRX) {
+				n->dposted--;
+				on_dgram(ep, b, (uint32_t)e[i].len);
+			} else {
+				nb_put(n, b);
+			}
+		}
+		post_dgram(n);
+	}
+	if (got == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = { 0 };
+
+		if (fi_cq_readerr(n->ucq, &err, 0) > 0 && err.op_context) {
+			struct nbuf *b = mbu_container_of(err.op_context, struct nbuf, ctx);
+
+			if (b->kind == NB_DRX)
+				n->dposted--;
+			nb_put(n, b);
+			post_dgram(n);
+		}
+	}
+	while ((got = fi_cq_read(n->mcq, e, CQ_BATCH)) > 0) {
+		for (i = 0; i < got; i++) {
+			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
+
+			if (b->kind == NB_SRX) {
+				n->sposted--;
+				on_conn_frame(ep, b, (uint32_t)e[i].len);
+			} else {
+				nb_put(n, b);
+			}
+		}
+		post_srq(n);
+	}
+	if (got == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = { 0 };
+
+		if (fi_cq_readerr(n->mcq, &err, 0) > 0 && err.op_context) {
+			struct nbuf *b = mbu_container_of(err.op_context, struct nbuf, ctx);
+
+			if (b->kind == NB_SRX) {
+				n->sposted--;
+			} else if (b->conn && b->conn->np) {
+				/* A send on a broken connection: the peer's
+				 * liveness decides what happens to it. */
+				MBX_WARN(FI_LOG_EP_DATA, "send to %s failed: %s\n",
+					 b->conn->np->p->name, fi_strerror(err.err));
+				conn_retire(n, b->conn, true);
+			}
+			nb_put(n, b);
+			post_srq(n);
+		}
+	}
+}
+
+/* ---- timers ---- */
+
+static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbu_frame *f;
+
+	MBX_WARN(FI_LOG_EP_DATA, "%s stopped answering on the net wire\n", np->p->name);
+	np->failed = true;
+	while (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
+		mbu_ring_consume(&np->cons, f);
+	if (np->conn)
+		conn_retire(ep->net, np->conn, true);
+	mbx_fail_peer(ep, np->p);
+}
+
+static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbu_frame *f;
+	size_t i;
+
+	if (mbu_ring_peek(&np->cons, &f) != MBU_RING_EMPTY || mbu_rel_tx_inflight(&np->rtx) ||
+	    np->p->cts_active || !mbu_dlist_empty(&np->p->cts_wait))
+		return true;
+	if (np->conn && np->credits < ep->net->credits)
+		return true;
+	for (i = 0; i < ep->tx_cap; i++)
+		if (ep->txs[i].state != MBX_TX_FREE && ep->txs[i].peer == np->p)
+			return true;
+	return false;
+}
+
+static void tick(struct mbx_ep *ep, uint64_t now)
+{
+	struct mbx_net *n = ep->net;
+	uint64_t idle_ns = mbx_param.conn_idle_ms * 1000000ULL;
+	bool scan = now - n->last_scan > 100000000ULL;
+	struct resend_arg ra = { .n = n };
+	struct mbu_dlist *it, *tmp;
+
+	if (scan)
+		n->last_scan = now;
+	mbu_dlist_foreach_safe(&n->peers, it, tmp) {
+		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
+		struct mbu_frame *f;
+
+		if (np->failed)
+			continue;
+		ra.np = np;
+		if (mbu_rel_tx_poll(&np->rtx, now, resend, &ra) < 0) {
+			np_fail(ep, np);
+			continue;
+		}
+		if (np->owed && np->conn && np->conn->state == C_UP &&
+		    np->owed * 2 >= n->credits)
+			send_ctl(ep, np, NT_CREDIT);
+		if (np->owed && np->conn && np->conn->state == C_UP && now - np->last_act_ns > TICK_NS)
+			send_ctl(ep, np, NT_CREDIT);
+		if (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
+			np_flush(ep, np);
+		if (idle_ns && np->conn && np->conn->state == C_UP && !np->closing &&
+		    now - np->last_act_ns > idle_ns && addr_cmp(&ep->addr, &np->p->addr) < 0 &&
+		    !np->owed && !np_waiting(ep, np) && mbu_dlist_empty(&np->inq)) {
+			if (!send_ctl(ep, np, NT_CLOSE_REQ))
+				np->closing = true;
+			np->last_act_ns = now;
+		}
+		if (scan && now - np->last_rx_ns > PROBE_AFTER_NS &&
+		    !mbu_rel_tx_inflight(&np->rtx) && np_waiting(ep, np)) {
+			send_ctl(ep, np, NT_PROBE);
+		}
+	}
+	mbu_dlist_foreach_safe(&n->conns, it, tmp) {
+		struct mbx_conn *c = mbu_container_of(it, struct mbx_conn, link);
+
+		if (c->state == C_DEAD && now - c->dead_ns > DEAD_CONN_NS)
+			conn_close(c);
+	}
+}
+
+static void send_acks(struct mbx_ep *ep)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&ep->net->peers, it) {
+		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
+
+		if (np->need_ack && !np->failed)
+			send_ctl(ep, np, NT_ACK);
+	}
+}
+
+/* Static and partial modes connect at start: once the AV holds the job,
+ * the higher address of each chosen pair asks (the lower one would be
+ * refused anyway). */
+static void av_sync(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	size_t i;
+
+	n->av_gen = ep->av->gen;
+	for (i = 0; i < ep->av->count; i++) {
+		struct mbx_av_entry *e = &ep->av->tab[i];
+		struct mbx_peer *p;
+
+		if (!e->valid || e->addr.host == ep->addr.host || !e->addr.ip ||
+		    e->addr.job != ep->addr.job || addr_cmp(&ep->addr, &e->addr) < 0)
+			continue;
+		p = mbx_peer_get(ep, &e->addr);
+		if (!p || mbx_peer_connect(ep, p) || !p->net)
+			continue;
+		if (p->net->want_conn)
+			conn_start(ep, p->net);
+	}
+}
+
+void mbx_net_progress(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	uint64_t now;
+
+	if (!n)
+		return;
+	if (ep->av && ep->av->gen != n->av_gen &&
+	    (mbx_param.conn_mode == MBX_CONN_STATIC || mbx_param.conn_mode == MBX_CONN_PARTIAL))
+		av_sync(ep);
+	read_eq(ep);
+	read_cqs(ep);
+	if (!mbu_dlist_empty(&n->peers)) {
+		struct mbu_dlist *it;
+
+		mbu_dlist_foreach(&n->peers, it) {
+			struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
+
+			if (!mbu_dlist_empty(&np->inq) && !np->failed)
+				np_deliver(ep, np);
+		}
+		send_acks(ep);
+	}
+	now = mbu_now_ns();
+	if (now - n->last_tick >= TICK_NS) {
+		n->last_tick = now;
+		tick(ep, now);
+	}
+}
+
+bool mbx_net_busy(struct mbx_ep *ep)
+{
+	return ep->net && !mbu_dlist_empty(&ep->net->peers);
+}
+
+void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s)
+{
+	if (ep->net)
+		*s = ep->net->st;
+	else
+		memset(s, 0, sizeof(*s));
+}
+
+/* ---- opening and closing ---- */
+
+static uint32_t pick_ip(void)
+{
+	struct ifaddrs *ifs, *i;
+	uint32_t ip = 0;
+
+	if (getifaddrs(&ifs))
+		return 0;
+	for (i = ifs; i; i = i->ifa_next) {
+		uint32_t a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+			continue;
+		if (mbx_param.net_iface[0] ? strcmp(i->ifa_name, mbx_param.net_iface) :
+					     (i->ifa_flags & IFF_LOOPBACK) != 0)
+			continue;
+		a = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		if (a) {
+			ip = a;
+			break;
+		}
+	}
+	freeifaddrs(ifs);
+	return ip;
+}
+
+static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_t ip)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct sockaddr_in *sin;
+
+	if (!hints)
+		return NULL;
+	sin = calloc(1, sizeof(*sin));
+	if (!sin) {
+		fi_freeinfo(hints);
+		return NULL;
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	hints->src_addr = sin;
+	hints->src_addrlen = sizeof(*sin);
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->caps = FI_MSG;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = type;
+	/* Our buffers are not registered: a core that needs FI_MR_LOCAL
+	 * (verbs today) does not match and the next one is tried. */
+	hints->domain_attr->mr_mode = 0;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->fabric_attr->prov_name = strdup(prov);
+	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, MBX_GETINFO_HIDDEN, hints, &info))
+		info = NULL;
+	fi_freeinfo(hints);
+	return info;
+}
+
+static struct fi_info *pick_core(const char *forced, const char *const *order,
+				 enum fi_ep_type type, uint32_t ip)
+{
+	struct fi_info *info;
+
+	if (forced[0])
+		return core_info(forced, type, ip);
+	for (; *order; order++)
+		if ((info = core_info(*order, type, ip)))
+			return info;
+	return NULL;
+}
+
+static uint16_t port_of(struct fid *fid)
+{
+	struct sockaddr_in sin;
+	size_t len = sizeof(sin);
+
+	if (fi_getname(fid, &sin, &len) || sin.sin_family != AF_INET)
+		return 0;
+	return ntohs(sin.sin_port);
+}
+
+static void net_free(struct mbx_net *n)
+{
+	struct fid *fids[] = {
+		n->pep ? &n->pep->fid : NULL, n->srx ? &n->srx->fid : NULL,
+		n->mcq ? &n->mcq->fid : NULL, n->eq ? &n->eq->fid : NULL,
+		n->mdom ? &n->mdom->fid : NULL, n->mfab ? &n->mfab->fid : NULL,
+		n->uep ? &n->uep->fid : NULL, n->uav ? &n->uav->fid : NULL,
+		n->ucq ? &n->ucq->fid : NULL, n->udom ? &n->udom->fid : NULL,
+		n->ufab ? &n->ufab->fid : NULL,
+	};
+	size_t i;
+
+	while (!mbu_dlist_empty(&n->conns))
+		conn_close(mbu_container_of(n->conns.next, struct mbx_conn, link));
+	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
+		if (fids[i])
+			fi_close(fids[i]);
+	if (n->uinfo)
+		fi_freeinfo(n->uinfo);
+	if (n->minfo)
+		fi_freeinfo(n->minfo);
+	mbu_pool_fini(&n->small);
+	mbu_pool_fini(&n->big);
+	free(n);
+}
+
+int mbx_net_open(struct mbx_ep *ep)
+{
+	static const char *const msg_order[] = { "verbs", "tcp", NULL };
+	static const char *const dgram_order[] = { "verbs", "udp", NULL };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 4096 };
+	struct fi_eq_attr eq_attr = { .size = 256 };
+	struct fi_rx_attr srx_attr = { .size = 4096 };
+	struct mbx_net *n;
+	uint16_t uport, mport;
+	uint32_t ip;
+	int ret;
+
+	ep->net_mask = 1023;
+	if (!mbx_param.net)
+		return 0;
+	ip = pick_ip();
+	if (!ip) {
+		MBX_INFO(FI_LOG_EP_CTRL, "no IPv4 interface%s%s; no net wire\n",
+			 mbx_param.net_iface[0] ? " named " : "", mbx_param.net_iface);
+		return 0;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -FI_ENOMEM;
+	mbu_dlist_init(&n->peers);
+	mbu_dlist_init(&n->conns);
+	n->credits = (uint32_t)mbx_param.net_credits;
+	n->big_size = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
+	mbu_pool_init(&n->small, sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
+	mbu_pool_init(&n->big, sizeof(struct nbuf) + n->big_size, 16, 0);
+	n->uinfo = pick_core(mbx_param.net_dgram_prov, dgram_order, FI_EP_DGRAM, ip);
+	n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip);
+	if (!n->uinfo || !n->minfo) {
+		MBX_WARN(FI_LOG_EP_CTRL, "no core provider for the %s channel; no net wire\n",
+			 n->uinfo ? "connected" : "datagram");
+		net_free(n);
+		return 0;
+	}
+	ret = fi_fabric(n->uinfo->fabric_attr, &n->ufab, NULL);
+	if (!ret)
+		ret = fi_domain(n->ufab, n->uinfo, &n->udom, NULL);
+	if (!ret)
+		ret = fi_av_open(n->udom, &av_attr, &n->uav, NULL);
+	if (!ret)
+		ret = fi_cq_open(n->udom, &cq_attr, &n->ucq, NULL);
+	if (!ret)
+		ret = fi_endpoint(n->udom, n->uinfo, &n->uep, NULL);
+	if (!ret)
+		ret = fi_ep_bind(n->uep, &n->uav->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(n->uep, &n->ucq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_enable(n->uep);
+	if (!ret)
+		ret = fi_fabric(n->minfo->fabric_attr, &n->mfab, NULL);
+	if (!ret)
+		ret = fi_domain(n->mfab, n->minfo, &n->mdom, NULL);
+	if (!ret)
+		ret = fi_eq_open(n->mfab, &eq_attr, &n->eq, NULL);
+	if (!ret)
+		ret = fi_cq_open(n->mdom, &cq_attr, &n->mcq, NULL);
+	if (!ret)
+		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx, NULL);
+	if (!ret)
+		ret = fi_passive_ep(n->mfab, n->minfo, &n->pep, NULL);
+	if (!ret)
+		ret = fi_pep_bind(n->pep, &n->eq->fid, 0);
+	if (!ret)
+		ret = fi_listen(n->pep);
+	if (ret) {
+		MBX_WARN(FI_LOG_EP_CTRL, "net wire over %s/%s: %s; no net wire\n",
+			 n->minfo->fabric_attr->prov_name, n->uinfo->fabric_attr->prov_name,
+			 fi_strerror(-ret));
+		net_free(n);
+		return 0;
+	}
+	uport = port_of(&n->uep->fid);
+	mport = port_of(&n->pep->fid);
+	if (!uport || !mport) {
+		MBX_WARN(FI_LOG_EP_CTRL, "net wire has no port; no net wire\n");
+		net_free(n);
+		return 0;
+	}
+	ep->net = n;
+	post_dgram(n);
+	post_srq(n);
+	ep->addr.ip = ip;
+	ep->addr.ports = (uint32_t)uport << 16 | mport;
+	MBX_INFO(FI_LOG_EP_CTRL, "net wire %s/%s on %08x ports %u/%u\n",
+		 n->minfo->fabric_attr->prov_name, n->uinfo->fabric_attr->prov_name, ip,
+		 uport, mport);
+	return 0;
+}
+
+void mbx_net_close(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	uint64_t deadline;
+	struct mbu_dlist *it;
+
+	if (!n)
+		return;
+	/* What the application sent must leave before we go: flush the rings
+	 * and wait for the datagram acknowledgements, for a bounded time. */
+	deadline = mbu_now_ns() + 2000000000ULL;
+	for (;;) {
+		bool busy = false;
+
+		mbx_net_progress(ep);
+		mbu_dlist_foreach(&n->peers, it) {
+			struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
+			struct mbu_frame *f;
+
+			if (!np->failed && (mbu_ring_peek(&np->cons, &f) != MBU_RING_EMPTY ||
+					    mbu_rel_tx_inflight(&np->rtx)))
+				busy = true;
+		}
+		if (!busy || mbu_now_ns() > deadline)
+			break;
+		usleep(100);
+	}
+	if (n->st.peers)
+		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
+			 "%llu refused, %llu closed, max %llu open; %llu datagram and %llu "
+			 "connection frames, %llu retransmits, %llu duplicates, %llu bad\n",
+			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
+			 (unsigned long long)n->st.conns_accepted,
+			 (unsigned long long)n->st.conns_refused,
+			 (unsigned long long)n->st.conns_closed,
+			 (unsigned long long)n->st.conns_max,
+			 (unsigned long long)n->st.dgram_msgs, (unsigned long long)n->st.conn_msgs,
+			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
+			 (unsigned long long)n->st.bad_frames);
+	while (!mbu_dlist_empty(&n->peers))
+		mbx_net_peer_fini(ep, mbu_container_of(n->peers.next, struct mbx_npeer, link)->p);
+	ep->net = NULL;
+	net_free(n);
+}

@@ -1,0 +1,40 @@
+/* The net wire: how a matchbox endpoint reaches endpoints on other hosts.
+ *
+ * Frames to a net peer are written into a private per-peer ring with the
+ * same calls as the shm wire (so ordering and back-pressure are the ring's),
+ * and this layer moves them onto one of two channels built on libfabric core
+ * providers: a datagram channel (FI_EP_DGRAM, udp) made reliable with
+ * util/mbu_rel, and a connection (FI_EP_MSG, tcp; verbs where it can serve
+ * unregistered buffers) whose receive buffers all come from one shared
+ * receive context, with per-connection credits. Which channel, and when a
+ * connection is made or closed, is the connection-management mode
+ * (FI_MATCHBOX_CONN_MODE). Inbound frames are checked, then handed to the
+ * same matcher as shm frames. */
+#ifndef MBX_NET_H
+#define MBX_NET_H
+
+#include <stdbool.h>
+
+struct mbx_ep;
+struct mbx_peer;
+struct mbx_net;
+struct mbx_npeer;
+struct fi_matchbox_net_stats;
+
+/* Opens the net wire of an endpoint and puts its address and ports into
+ * ep->addr. No usable network is not an error: ep->net stays NULL and the
+ * endpoint reaches its own host only. */
+int mbx_net_open(struct mbx_ep *ep);
+/* Ships what is still queued (bounded by FI_MATCHBOX_NET_LINGER_MS), then
+ * closes everything. */
+void mbx_net_close(struct mbx_ep *ep);
+int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p);
+void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p);
+/* Frames were committed to p's ring. */
+void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
+void mbx_net_progress(struct mbx_ep *ep);
+/* Something is under way that only polling will move. */
+bool mbx_net_busy(struct mbx_ep *ep);
+void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s);
+
+#endif

@@ -3,7 +3,9 @@
 #include "ftx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -87,11 +89,19 @@ static int full_read(int fd, void *buf, size_t n)
 	return 0;
 }
 
+/* Keeps progressing the provider while it waits, as an MPI barrier does: a
+ * peer may still need our answers (a provider with manual progress
+ * acknowledges only when called). */
 void ftx_barrier(struct ftx *t)
 {
+	struct pollfd pfd = { .fd = t->from_parent, .events = POLLIN };
 	char c = 'B';
 
-	if (full_write(t->to_parent, &c, 1) || full_read(t->from_parent, &c, 1))
+	if (full_write(t->to_parent, &c, 1))
+		_exit(3);
+	while (t->ep && poll(&pfd, 1, 1) == 0)
+		ftx_progress(t);
+	if (full_read(t->from_parent, &c, 1))
 		_exit(3);
 }
 
@@ -303,13 +313,41 @@ static void close_fabric(struct ftx *t)
 	free(t->stash_src);
 }
 
+/* FTX_HOSTS=H spreads the ranks over H network-namespace hosts (rank r on
+ * mbx-h<r % H>, the cluster of tests/netns/cluster.sh): the same programs
+ * then run across hosts. */
+static int enter_host(struct ftx *t)
+{
+	const char *h = getenv("FTX_HOSTS");
+	char path[128];
+	int hosts, fd, ret;
+
+	if (!h || (hosts = atoi(h)) <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/var/run/netns/mbx-h%d", t->rank % hosts);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "[rank %d] %s: %s\n", t->rank, path, strerror(errno));
+		return 2;
+	}
+	ret = setns(fd, CLONE_NEWNET);
+	close(fd);
+	if (ret) {
+		fprintf(stderr, "[rank %d] setns %s: %s\n", t->rank, path, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
 static int child(struct ftx *t, const struct ftx_spec *spec)
 {
 	char name[NAME_SLOT] = "", *all;
 	size_t len = sizeof(name);
 	int i, ret;
 
-	ret = open_fabric(t, spec);
+	ret = enter_host(t);
+	if (!ret)
+		ret = open_fabric(t, spec);
 	if (!ret)
 		ret = fi_getname(&t->ep->fid, name, &len) ? 2 : 0;
 	if (ret)

@@ -198,9 +198,8 @@ static int te_post(struct mbmpi_fop *f)
 				fprintf(stderr, "matchbox mpi: rank %d: %s to rank %d failed: %s%s\n",
 					mbmpi.world_rank, f->type == MBMPI_FOP_RECV ? "a receive" : "a send",
 					f->req ? f->req->peer : -1, fi_strerror(-ret),
-					ret == -FI_EHOSTUNREACH ? " (is it on another host? the matchbox "
-					"provider has no network wire yet; MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm "
-					"reaches other hosts)" : "");
+					ret == -FI_EHOSTUNREACH ? " (on another host: see FI_MATCHBOX_NET "
+					"and FI_MATCHBOX_NET_IFACE)" : "");
 				if (f->req)
 					f->req->err = MPI_ERR_OTHER;
 				te_op_finished(f);

@@ -459,6 +459,9 @@ void mbx_ep_fini_wire(struct mbx_ep *ep);
  * control frame, fail a lost peer. */
 int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f);
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p);
+/* The eager frame of send `id` has left for good (acknowledged, or written
+ * to a connection): its send may complete. */
+void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id);
 
 static inline size_t mbx_iov_len(const struct iovec *iov, size_t cnt)
 {

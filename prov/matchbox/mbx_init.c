@@ -34,7 +34,7 @@ struct mbx_params mbx_param = {
 	.net_credits = 8,
 	.net_frame = 32768,
 	.net_rto_ms = 20,
-	.net_tries = 8,
+	.net_tries = 10,
 };
 
 static void get_size(const char *name, size_t *v, size_t lo, size_t hi);

@@ -77,6 +77,8 @@ struct nbuf {
 	struct fi_context2 ctx;
 	struct mbu_dlist link;
 	struct mbx_conn *conn;	/* tx on a connection */
+	struct mbx_peer *peer;	/* tx of an eager frame: whose send ... */
+	uint64_t txid;		/* ... completes when this frame has left */
 	uint32_t len;
 	uint8_t kind;
 	bool small;
@@ -118,6 +120,7 @@ struct mbx_npeer {
 };
 
 struct mbx_net {
+	struct mbx_ep *ep;
 	struct fi_info *uinfo, *minfo;
 	struct fid_fabric *ufab, *mfab;
 	struct fid_domain *udom, *mdom;
@@ -599,9 +602,28 @@ static void read_eq(struct mbx_ep *ep)
 
 /* ---- sending ---- */
 
+static void sent(struct mbx_net *n, struct nbuf *b)
+{
+	if (b->peer) {
+		mbx_net_sent(n->ep, b->peer, b->txid);
+		b->peer = NULL;
+	}
+}
+
 static void rel_release(void *pkt, void *arg)
 {
+	sent(arg, pkt);
 	nb_put(arg, pkt);
+}
+
+static void track(struct nbuf *b, struct mbx_peer *p, const struct mbu_frame *f)
+{
+	const struct mbx_wire *w = (const struct mbx_wire *)f;
+
+	if (f->len >= sizeof(*w) && w->op == MBX_OP_EAGER) {
+		b->peer = p;
+		b->txid = w->id;
+	}
 }
 
 static void put_ack(struct mbx_npeer *np, struct nhdr *h)
@@ -713,6 +735,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_CONN, len);
 			memcpy(nb_frame(b), f, f->len);
+			track(b, np->p, f);
 			nb_hdr(b)->credits = np->owed;
 			ret = conn_send(ep, np, b);
 			nb_put(n, b);
@@ -734,6 +757,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_DGRAM, len);
 			memcpy(nb_frame(b), f, f->len);
+			track(b, np->p, f);
 			put_ack(np, nb_hdr(b));
 			seq = mbu_rel_tx_push(&np->rtx, b, mbu_now_ns());
 			nb_hdr(b)->seq = (uint32_t)seq;
@@ -950,6 +974,7 @@ static void read_cqs(struct mbx_ep *ep)
 				n->sposted--;
 				on_conn_frame(ep, b, (uint32_t)e[i].len);
 			} else {
+				sent(n, b);
 				nb_put(n, b);
 			}
 		}
@@ -1326,6 +1351,7 @@ int mbx_net_open(struct mbx_ep *ep)
 		return 0;
 	}
 	ep->net = n;
+	n->ep = ep;
 	post_dgram(n);
 	post_srq(n);
 	ep->addr.ip = ip;

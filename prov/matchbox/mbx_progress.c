@@ -368,7 +368,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		mbu_ring_commit(&p->prod, &w->f);
 		kick(ep, p);
 		ep->stats.eager_sent++;
-		if (tx->wflags & MBX_WF_ACKREQ)
+		if ((tx->wflags & MBX_WF_ACKREQ) || p->net)
 			tx->state = MBX_TX_WAIT;
 		else
 			tx_complete(ep, tx, 0);
@@ -406,7 +406,10 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 		if (ret)
 			return ret;
 	}
-	if (len <= p->eager_limit && !dc && mbu_dlist_empty(&p->txq)) {
+	/* Net peers take the tracked path: a send there completes when its
+	 * frame has been acknowledged or written to the connection, not when it
+	 * reaches our staging ring. */
+	if (len <= p->eager_limit && !dc && !p->net && mbu_dlist_empty(&p->txq)) {
 		struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
 							(uint32_t)(sizeof(*w) + len));
 
@@ -1398,6 +1401,16 @@ void mbx_ep_progress(struct mbx_ep *ep)
 		mbx_net_progress(ep);
 	if (!(++ep->progress_ticks & 1023))
 		check_liveness(ep);
+}
+
+void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)
+{
+	struct mbx_tx *tx = tx_lookup(ep, p, id);
+
+	/* A send that asked for delivery completion waits for its ACK. */
+	if (tx && tx->op == MBX_OP_EAGER && tx->state == MBX_TX_WAIT &&
+	    !(tx->wflags & MBX_WF_ACKREQ))
+		tx_complete(ep, tx, 0);
 }
 
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p)

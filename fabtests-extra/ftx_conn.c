@@ -1,0 +1,190 @@
+/* Connection storm and connection counts. Every rank sends -M small
+ * messages to every other rank at once (no rank has posted a receive when
+ * the first ones arrive), then receives everyone's and checks every byte.
+ * With matchbox across hosts (FTX_HOSTS=H) it then reads the endpoint's net
+ * counters (FI_MATCHBOX_OPT_NET_STATS) and checks them against the
+ * connection mode in FI_MATCHBOX_CONN_MODE:
+ *   static, ondemand: one connection per other-host peer, no datagrams;
+ *   adaptive: fewer than 16 messages per peer stay on datagrams, no
+ *             connection; 16 or more make one connection per peer;
+ *   partial:  connections to exactly the other-host peers at rank distance
+ *             2^k, datagrams to the rest (below 16 messages);
+ * and in every mode made + accepted - closed == open (one connection per
+ * pair, never two). With -W MS (FI_MATCHBOX_CONN_IDLE_MS=MS) it then idles
+ * until every connection has been closed, storms again and checks that the
+ * connections came back and the data is intact. */
+#include "ftx.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fi_ext_matchbox.h>
+
+static int hosts(void)
+{
+	const char *h = getenv("FTX_HOSTS");
+
+	return h && atoi(h) > 0 ? atoi(h) : 1;
+}
+
+static bool pow2(int v)
+{
+	return v > 0 && !(v & (v - 1));
+}
+
+/* Other-host peers this rank should be connected to after the storm. */
+static int expected_conns(struct ftx *t, const char *mode, int msgs)
+{
+	int h = hosts(), i, n = 0;
+
+	for (i = 0; i < t->size; i++) {
+		int d = (i - t->rank + t->size) % t->size;
+
+		if (i == t->rank || i % h == t->rank % h)
+			continue;
+		if (!strcmp(mode, "static") || !strcmp(mode, "ondemand") ||
+		    (!strcmp(mode, "adaptive") && msgs >= 16) ||
+		    (!strcmp(mode, "partial") && (msgs >= 16 || pow2(d) || pow2(t->size - d))))
+			n++;
+	}
+	return n;
+}
+
+static int storm(struct ftx *t, int msgs, uint64_t round)
+{
+	size_t sz = 64 + 8 * (size_t)t->rank;
+	int total = msgs * (t->size - 1), i, j, k = 0;
+	char *rbuf = calloc((size_t)total, 1024), *sbuf = malloc((size_t)total * sz);
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	for (j = 0; j < msgs; j++)
+		for (i = 0; i < t->size; i++) {
+			if (i == t->rank)
+				continue;
+			ftx_fill(sbuf + (size_t)k * sz, sz, round << 32 | (uint64_t)t->rank << 16 |
+				 (uint64_t)j);
+			if (ftx_tsend(t, sbuf + (size_t)k * sz, sz, i, round << 32 | (uint64_t)j,
+				      NULL))
+				FTX_FAIL(t, "send to %d", i);
+			k++;
+		}
+	for (i = 0, k = 0; i < t->size; i++) {
+		if (i == t->rank)
+			continue;
+		for (j = 0; j < msgs; j++, k++)
+			if (ftx_trecv(t, rbuf + (size_t)k * 1024, 1024, i, round << 32 | (uint64_t)j,
+				      0, NULL))
+				FTX_FAIL(t, "post recv");
+	}
+	for (k = 0; k < total; k++) {
+		int from;
+
+		if (ftx_wait_rx(t, &e, &src, NULL) != 1)
+			FTX_FAIL(t, "receive %d of %d", k, total);
+		for (from = 0; from < t->size && t->peer[from] != src; from++)
+			;
+		if (from == t->size || e.len != 64 + 8 * (size_t)from ||
+		    !ftx_check(e.buf, e.len, round << 32 | (uint64_t)from << 16 | (e.tag & 0xffff)))
+			FTX_FAIL(t, "message %d (from %d, %zu bytes) is wrong", k, from, e.len);
+	}
+	if (ftx_wait_sends(t))
+		FTX_FAIL(t, "sends did not complete");
+	free(rbuf);
+	free(sbuf);
+	return 0;
+}
+
+static int net_stats(struct ftx *t, struct fi_matchbox_net_stats *s)
+{
+	size_t len = sizeof(*s);
+
+	return fi_getopt(&t->ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, s, &len);
+}
+
+static int check_counts(struct ftx *t, const char *mode, int msgs)
+{
+	struct fi_matchbox_net_stats s;
+	int want = expected_conns(t, mode, msgs);
+	bool dgram_expected = strcmp(mode, "static") && strcmp(mode, "ondemand") && want <
+			      t->size - 1 - (t->size / hosts() - 1);
+
+	if (net_stats(t, &s))
+		FTX_FAIL(t, "FI_MATCHBOX_OPT_NET_STATS");
+	if (t->verbose || getenv("FTX_CONN_VERBOSE"))
+		printf("[rank %d] %s: %llu open (want %d), made %llu, accepted %llu, refused %llu, "
+		       "closed %llu, %llu datagram and %llu connection frames\n", t->rank, mode,
+		       (unsigned long long)s.conns_open, want, (unsigned long long)s.conns_made,
+		       (unsigned long long)s.conns_accepted, (unsigned long long)s.conns_refused,
+		       (unsigned long long)s.conns_closed, (unsigned long long)s.dgram_msgs,
+		       (unsigned long long)s.conn_msgs);
+	if (s.conns_open != (uint64_t)want)
+		FTX_FAIL(t, "%s: %llu connections open, want %d", mode,
+			 (unsigned long long)s.conns_open, want);
+	if (s.conns_made + s.conns_accepted - s.conns_closed != s.conns_open)
+		FTX_FAIL(t, "made %llu + accepted %llu - closed %llu != open %llu",
+			 (unsigned long long)s.conns_made, (unsigned long long)s.conns_accepted,
+			 (unsigned long long)s.conns_closed, (unsigned long long)s.conns_open);
+	if (s.conns_closed)
+		FTX_FAIL(t, "%llu connections closed without idling", (unsigned long long)s.conns_closed);
+	if (!dgram_expected && s.dgram_msgs && (!strcmp(mode, "static") || !strcmp(mode, "ondemand")))
+		FTX_FAIL(t, "%s: %llu frames went by datagram", mode,
+			 (unsigned long long)s.dgram_msgs);
+	if (dgram_expected && !s.dgram_msgs)
+		FTX_FAIL(t, "%s: no frame went by datagram", mode);
+	if (s.bad_frames)
+		FTX_FAIL(t, "%llu bad frames", (unsigned long long)s.bad_frames);
+	return 0;
+}
+
+static int run(struct ftx *t)
+{
+	int msgs = atoi(ftx_opt(t, 'M', "4"));
+	int idle_ms = atoi(ftx_opt(t, 'W', "0"));
+	const char *mode = getenv("FI_MATCHBOX_CONN_MODE");
+	bool counts = !strcmp(t->prov, "matchbox") && hosts() > 1;
+	struct fi_matchbox_net_stats s;
+	double end;
+
+	if (!mode)
+		mode = "adaptive";
+	if (storm(t, msgs, 1))
+		return 1;
+	ftx_barrier(t);
+	if (!idle_ms)
+		return counts ? check_counts(t, mode, msgs) : 0;
+	/* Idle until the handshake has closed every connection. */
+	end = ftx_now() + 20;
+	do {
+		ftx_progress(t);
+		usleep(1000);
+		if (counts && net_stats(t, &s))
+			FTX_FAIL(t, "FI_MATCHBOX_OPT_NET_STATS");
+	} while (counts && s.conns_open && ftx_now() < end);
+	if (counts && s.conns_open)
+		FTX_FAIL(t, "%llu connections still open after idling",
+			 (unsigned long long)s.conns_open);
+	ftx_barrier(t);
+	if (storm(t, msgs, 2))
+		return 1;
+	ftx_barrier(t);
+	if (counts) {
+		if (net_stats(t, &s))
+			FTX_FAIL(t, "FI_MATCHBOX_OPT_NET_STATS");
+		if (expected_conns(t, mode, msgs) && !s.conns_closed)
+			FTX_FAIL(t, "no connection was closed for idleness");
+		if (t->verbose || getenv("FTX_CONN_VERBOSE"))
+			printf("[rank %d] after idling and a second storm: %llu closed, %llu made, "
+			       "%llu accepted\n", t->rank, (unsigned long long)s.conns_closed,
+			       (unsigned long long)s.conns_made, (unsigned long long)s.conns_accepted);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct ftx_spec spec = { .name = "ftx_conn", .ranks = 4, .run = run };
+
+	return ftx_main(argc, argv, &spec);
+}

@@ -1,0 +1,139 @@
+#!/bin/bash
+# Matchbox across hosts: the fabtests-extra programs and the MPI test
+# programs on network-namespace hosts (cluster.sh), shm inside a host and the
+# net wire between hosts, in every connection mode; connection counts; a
+# connection storm; idle teardown and rebuild mid-run; 5% datagram loss; the
+# same bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
+# the last line is "across hosts: N passed, M failed".
+# usage: across.sh BUILD_DIR   (needs root and ip(8); exits 77 to skip)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?build dir}" && pwd)
+[ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "needs root and ip(8)"; exit 77; }
+ftx=$build/fabtests-extra
+mpirun=$build/mpi/mpirun
+mt=$build/tests/mpi
+pass=0 fail=0
+modes="static ondemand adaptive partial"
+
+check() { # name, command...
+	local name=$1 t0 out st
+	shift
+	t0=$(date +%s.%N)
+	out=$(timeout 150 bash -c '"$@"' check "$@" 2>&1)
+	st=$?
+	if [ $st = 0 ]; then
+		pass=$((pass + 1))
+		awk -v n="$name" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "ok   %s (%.1f s)\n", n, b - a}'
+	else
+		fail=$((fail + 1))
+		echo "FAIL $name: status $st"
+		echo "$out" | grep -v "^libfabric:" | tail -n 8 | sed 's/^/    /'
+	fi
+}
+
+mpi() { # hosts, program, env assignments...
+	local hosts=$1 prog=$2 xs=() v
+	shift 2
+	for v in "$@"; do xs+=(-x "$v"); done
+	ip netns exec mbx-h0 "$mpirun" -n $((2 * hosts)) --ppn 2 \
+		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
+		--timeout 120 "$mt/$prog"
+}
+
+conn() { # hosts, mode, ftx_conn args...
+	local hosts=$1 mode=$2
+	shift 2
+	env FTX_HOSTS="$hosts" FI_MATCHBOX_CONN_MODE="$mode" "$ftx/ftx_conn" "$@"
+}
+
+# Drop 5% of UDP on every host (tc netem is not in every kernel; nftables'
+# random numbers do the same job).
+loss() { # on|off
+	local k
+	for ((k = 0; k < MBX_HOSTS; k++)); do
+		if [ "$1" = on ]; then
+			ip netns exec "mbx-h$k" nft -f - <<-EOF || return 1
+				table inet mbxloss {
+					chain in { type filter hook input priority 0; meta l4proto udp numgen random mod 100 < 5 drop; }
+					chain out { type filter hook output priority 0; meta l4proto udp numgen random mod 100 < 5 drop; }
+				}
+			EOF
+		else
+			ip netns exec "mbx-h$k" nft delete table inet mbxloss 2>/dev/null
+		fi
+	done
+	return 0
+}
+
+two_hosts() {
+	local p mode t
+	for p in ftx_pingpong ftx_bw ftx_unexp ftx_wild ftx_peek ftx_multirecv ftx_trunc ftx_cancel; do
+		check "$p, 2 hosts" env FTX_HOSTS=2 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 1,64,4096,65536,1048576 -I 20)
+	done
+	for mode in $modes; do
+		check "ftx_conn counts $mode, 2 hosts x 2" conn 2 "$mode" -n 4 -M 4
+		for t in t_env t_p2p t_coll t_comm t_dtype t_errors; do
+			check "MPI $t $mode, 2 hosts x 2" mpi 2 "$t" FI_MATCHBOX_CONN_MODE="$mode"
+		done
+	done
+	check "MPI t_p2p, idle teardown every 20 ms" mpi 2 t_p2p FI_MATCHBOX_CONN_IDLE_MS=20 \
+		FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_coll, idle teardown every 20 ms" mpi 2 t_coll FI_MATCHBOX_CONN_IDLE_MS=20 \
+		FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox)" mpi 2 t_p2p \
+		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
+}
+
+four_hosts() {
+	local mode t
+	for mode in $modes; do
+		check "ftx_conn storm and counts $mode, 4 hosts x 2, 4 messages" conn 4 "$mode" -n 8 -M 4
+		check "ftx_conn storm and counts $mode, 4 hosts x 2, 20 messages" conn 4 "$mode" -n 8 -M 20
+		for t in t_p2p t_coll t_comm; do
+			check "MPI $t $mode, 4 hosts x 2" mpi 4 "$t" FI_MATCHBOX_CONN_MODE="$mode"
+		done
+	done
+	check "ftx_wild, 4 hosts x 2" env FTX_HOSTS=4 "$ftx/ftx_wild" -n 8 -M 100
+}
+
+idle_and_loss() {
+	local mode
+	for mode in adaptive ondemand; do
+		check "ftx_conn idle teardown and rebuild $mode, 4 hosts x 2" \
+			env FI_MATCHBOX_CONN_IDLE_MS=100 FTX_HOSTS=4 FI_MATCHBOX_CONN_MODE=$mode \
+			"$ftx/ftx_conn" -n 8 -M 20 -W 100
+	done
+	if command -v nft >/dev/null && loss on; then
+		for mode in adaptive ondemand; do
+			check "5% UDP loss: ftx_conn storm $mode, 4 hosts x 2" conn 4 "$mode" -n 8 -M 20
+		done
+		check "5% UDP loss: MPI t_coll adaptive, 4 hosts x 2" mpi 4 t_coll
+		loss off
+	else
+		fail=$((fail + 1))
+		echo "FAIL 5% UDP loss: nft missing or refused"
+	fi
+}
+
+export -f check mpi conn loss two_hosts four_hosts idle_and_loss
+export ftx mpirun mt modes pass fail
+
+run_on() { # hosts, function
+	"$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""
+}
+
+total_p=0 total_f=0
+for step in "2 two_hosts" "4 four_hosts" "4 idle_and_loss"; do
+	set -- $step
+	out=$(run_on "$1" "$2" | tee /dev/stderr | awk '/^__counts/ {print $2, $3}')
+	read -r p f <<<"${out:-0 1}"
+	total_p=$((total_p + p))
+	total_f=$((total_f + f))
+done 2>&1
+if ip netns list | grep -q '^mbx-'; then
+	echo "FAIL namespaces left behind"
+	total_f=$((total_f + 1))
+fi
+echo "across hosts: $total_p passed, $total_f failed"
+[ "$total_f" = 0 ]

@@ -813,6 +813,16 @@ static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
 	return r != 0;
 }
 
+static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type);
+
+/* Half the window consumed: give it back now, not at the next tick, or a
+ * streaming sender stalls on credits. */
+static void return_credits(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	if (np->owed * 2 >= ep->net->credits && np->conn && np->conn->state == C_UP)
+		send_ctl(ep, np, NT_CREDIT);
+}
+
 static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
 {
 	struct mbx_net *n = ep->net;
@@ -828,6 +838,7 @@ static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
 		nb_put(n, b);
 		if (!np->p->net)
 			return;	/* failed while delivering */
+		return_credits(ep, np);
 	}
 	while ((b = mbu_rel_rx_pop(&np->rrx))) {
 		if (nb_hdr(b)->type != NT_DATA) {

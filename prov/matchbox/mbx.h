@@ -88,9 +88,10 @@ extern struct mbx_params mbx_param;
 #define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
 #define MBX_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 		     FI_MULTI_RECV)
-#define MBX_DOM_CAPS (FI_LOCAL_COMM)
+#define MBX_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define MBX_CAPS (MBX_TX_CAPS | MBX_RX_CAPS | MBX_DOM_CAPS)
-#define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM)
+#define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
+			    FI_REMOTE_COMM)
 #define MBX_MSG_ORDER (FI_ORDER_SAS)
 
 int mbx_getinfo(uint32_t version, const char *node, const char *service,

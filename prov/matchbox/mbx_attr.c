@@ -125,7 +125,7 @@ static uint64_t pick_caps(const struct fi_info *h)
 		caps |= FI_MSG | FI_TAGGED;
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
-	return caps | FI_LOCAL_COMM;
+	return caps | FI_LOCAL_COMM | (mbx_param.net ? FI_REMOTE_COMM : 0);
 }
 
 static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
@@ -202,7 +202,7 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->domain_attr->max_ep_srx_ctx = 0;
 	fi->domain_attr->cntr_cnt = 256;
 	fi->domain_attr->mr_iov_limit = MBX_IOV_LIMIT;
-	fi->domain_attr->caps = FI_LOCAL_COMM;
+	fi->domain_attr->caps = FI_LOCAL_COMM | (mbx_param.net ? FI_REMOTE_COMM : 0);
 	fi->domain_attr->mode = 0;
 	fi->domain_attr->mr_cnt = 65536;
 

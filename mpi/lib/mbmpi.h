@@ -55,7 +55,9 @@ struct mbmpi_seg {
 	uint16_t basic; /* predefined type index of every element in the run */
 };
 
-enum { MBMPI_DT_PREDEF = 1, MBMPI_DT_COMMITTED = 2, MBMPI_DT_CONTIG = 4 };
+/* BOUNDS: lb/extent were set explicitly (MPI_Type_create_resized), so no
+ * alignment padding is added to types built from it. */
+enum { MBMPI_DT_PREDEF = 1, MBMPI_DT_COMMITTED = 2, MBMPI_DT_CONTIG = 4, MBMPI_DT_BOUNDS = 8 };
 
 struct mbmpi_dtype {
 	int flags;
@@ -67,6 +69,7 @@ struct mbmpi_dtype {
 	struct mbmpi_seg *segs;   /* typemap of one instance, merged runs */
 	int base;                 /* the one predefined type all data has, else 0 */
 	size_t nelem;             /* basic elements in one instance */
+	int align;                /* strictest alignment of the basic types in it */
 	char name[MPI_MAX_OBJECT_NAME];
 };
 

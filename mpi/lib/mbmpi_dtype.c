@@ -22,10 +22,10 @@ static struct mbmpi_seg mbmpi_predef_segs[MBMPI_NUM_PREDEF_TYPES][2];
 			int i;                                                              \
 		};                                                                          \
 		mbmpi_predef_pair(idx, nm, vbasic, sizeof(T), offsetof(struct pair, i),     \
-				  sizeof(struct pair));                                     \
+				  sizeof(struct pair), _Alignof(struct pair));              \
 	} while (0)
 
-static void mbmpi_predef_set(int idx, const char *name, size_t size)
+static void mbmpi_predef_set(int idx, const char *name, size_t size, size_t align)
 {
 	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
 
@@ -39,17 +39,18 @@ static void mbmpi_predef_set(int idx, const char *name, size_t size)
 	d->segs[0] = (struct mbmpi_seg){.disp = 0, .len = size, .basic = (uint16_t)idx};
 	d->base = idx;
 	d->nelem = 1;
+	d->align = (int)align;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 }
 
 /* The MINLOC/MAXLOC pair types: a value and an int, kept as two runs so the
  * element count is two, as for any struct of two basic types. */
 static void mbmpi_predef_pair(int idx, const char *name, int vbasic, size_t vsize, size_t ioff,
-			      size_t ext)
+			      size_t ext, size_t align)
 {
 	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
 
-	mbmpi_predef_set(idx, name, vsize + sizeof(int));
+	mbmpi_predef_set(idx, name, vsize + sizeof(int), align);
 	d->flags = MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED;
 	d->extent = (MPI_Aint)ext;
 	d->segs[0] = (struct mbmpi_seg){.disp = 0, .len = vsize, .basic = (uint16_t)vbasic};
@@ -66,45 +67,45 @@ void mbmpi_dtype_init(void)
 	if (done)
 		return;
 	done = true;
-	mbmpi_predef_set(1, "MPI_CHAR", sizeof(char));
-	mbmpi_predef_set(2, "MPI_SIGNED_CHAR", sizeof(signed char));
-	mbmpi_predef_set(3, "MPI_UNSIGNED_CHAR", sizeof(unsigned char));
-	mbmpi_predef_set(4, "MPI_BYTE", 1);
-	mbmpi_predef_set(5, "MPI_WCHAR", sizeof(wchar_t));
-	mbmpi_predef_set(6, "MPI_SHORT", sizeof(short));
-	mbmpi_predef_set(7, "MPI_UNSIGNED_SHORT", sizeof(unsigned short));
-	mbmpi_predef_set(8, "MPI_INT", sizeof(int));
-	mbmpi_predef_set(9, "MPI_UNSIGNED", sizeof(unsigned));
-	mbmpi_predef_set(10, "MPI_LONG", sizeof(long));
-	mbmpi_predef_set(11, "MPI_UNSIGNED_LONG", sizeof(unsigned long));
-	mbmpi_predef_set(12, "MPI_LONG_LONG_INT", sizeof(long long));
-	mbmpi_predef_set(13, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long));
-	mbmpi_predef_set(14, "MPI_FLOAT", sizeof(float));
-	mbmpi_predef_set(15, "MPI_DOUBLE", sizeof(double));
-	mbmpi_predef_set(16, "MPI_LONG_DOUBLE", sizeof(long double));
-	mbmpi_predef_set(17, "MPI_INT8_T", 1);
-	mbmpi_predef_set(18, "MPI_INT16_T", 2);
-	mbmpi_predef_set(19, "MPI_INT32_T", 4);
-	mbmpi_predef_set(20, "MPI_INT64_T", 8);
-	mbmpi_predef_set(21, "MPI_UINT8_T", 1);
-	mbmpi_predef_set(22, "MPI_UINT16_T", 2);
-	mbmpi_predef_set(23, "MPI_UINT32_T", 4);
-	mbmpi_predef_set(24, "MPI_UINT64_T", 8);
-	mbmpi_predef_set(25, "MPI_C_BOOL", sizeof(_Bool));
-	mbmpi_predef_set(26, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex));
-	mbmpi_predef_set(27, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex));
-	mbmpi_predef_set(28, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex));
-	mbmpi_predef_set(29, "MPI_AINT", sizeof(MPI_Aint));
-	mbmpi_predef_set(30, "MPI_OFFSET", sizeof(MPI_Offset));
-	mbmpi_predef_set(31, "MPI_COUNT", sizeof(MPI_Count));
-	mbmpi_predef_set(32, "MPI_PACKED", 1);
+	mbmpi_predef_set(1, "MPI_CHAR", sizeof(char), _Alignof(char));
+	mbmpi_predef_set(2, "MPI_SIGNED_CHAR", sizeof(signed char), _Alignof(signed char));
+	mbmpi_predef_set(3, "MPI_UNSIGNED_CHAR", sizeof(unsigned char), _Alignof(unsigned char));
+	mbmpi_predef_set(4, "MPI_BYTE", 1, 1);
+	mbmpi_predef_set(5, "MPI_WCHAR", sizeof(wchar_t), _Alignof(wchar_t));
+	mbmpi_predef_set(6, "MPI_SHORT", sizeof(short), _Alignof(short));
+	mbmpi_predef_set(7, "MPI_UNSIGNED_SHORT", sizeof(unsigned short), _Alignof(unsigned short));
+	mbmpi_predef_set(8, "MPI_INT", sizeof(int), _Alignof(int));
+	mbmpi_predef_set(9, "MPI_UNSIGNED", sizeof(unsigned), _Alignof(unsigned));
+	mbmpi_predef_set(10, "MPI_LONG", sizeof(long), _Alignof(long));
+	mbmpi_predef_set(11, "MPI_UNSIGNED_LONG", sizeof(unsigned long), _Alignof(unsigned long));
+	mbmpi_predef_set(12, "MPI_LONG_LONG_INT", sizeof(long long), _Alignof(long long));
+	mbmpi_predef_set(13, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long), _Alignof(unsigned long long));
+	mbmpi_predef_set(14, "MPI_FLOAT", sizeof(float), _Alignof(float));
+	mbmpi_predef_set(15, "MPI_DOUBLE", sizeof(double), _Alignof(double));
+	mbmpi_predef_set(16, "MPI_LONG_DOUBLE", sizeof(long double), _Alignof(long double));
+	mbmpi_predef_set(17, "MPI_INT8_T", 1, 1);
+	mbmpi_predef_set(18, "MPI_INT16_T", 2, 2);
+	mbmpi_predef_set(19, "MPI_INT32_T", 4, 4);
+	mbmpi_predef_set(20, "MPI_INT64_T", 8, 8);
+	mbmpi_predef_set(21, "MPI_UINT8_T", 1, 1);
+	mbmpi_predef_set(22, "MPI_UINT16_T", 2, 2);
+	mbmpi_predef_set(23, "MPI_UINT32_T", 4, 4);
+	mbmpi_predef_set(24, "MPI_UINT64_T", 8, 8);
+	mbmpi_predef_set(25, "MPI_C_BOOL", sizeof(_Bool), _Alignof(_Bool));
+	mbmpi_predef_set(26, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex));
+	mbmpi_predef_set(27, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex), _Alignof(double _Complex));
+	mbmpi_predef_set(28, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex), _Alignof(long double _Complex));
+	mbmpi_predef_set(29, "MPI_AINT", sizeof(MPI_Aint), _Alignof(MPI_Aint));
+	mbmpi_predef_set(30, "MPI_OFFSET", sizeof(MPI_Offset), _Alignof(MPI_Offset));
+	mbmpi_predef_set(31, "MPI_COUNT", sizeof(MPI_Count), _Alignof(MPI_Count));
+	mbmpi_predef_set(32, "MPI_PACKED", 1, 1);
 	MBMPI_PAIR(33, float, 14, "MPI_FLOAT_INT");
 	MBMPI_PAIR(34, double, 15, "MPI_DOUBLE_INT");
 	MBMPI_PAIR(35, long, 10, "MPI_LONG_INT");
 	MBMPI_PAIR(36, int, 8, "MPI_2INT");
 	MBMPI_PAIR(37, short, 6, "MPI_SHORT_INT");
 	MBMPI_PAIR(38, long double, 16, "MPI_LONG_DOUBLE_INT");
-	mbmpi_predef_set(0, "MPI_DATATYPE_NULL", 0);
+	mbmpi_predef_set(0, "MPI_DATATYPE_NULL", 0, 0);
 	mbmpi_predef_types[0].flags = MBMPI_DT_PREDEF;
 }
 
@@ -191,6 +192,7 @@ struct mbmpi_builder {
 	struct mbmpi_dtype *d;
 	int cap;
 	bool first;
+	bool bounds; /* some part had explicit bounds */
 	int base;
 };
 
@@ -202,6 +204,7 @@ static int mbmpi_build_begin(struct mbmpi_builder *b)
 	b->d->refs = 1;
 	b->cap = 0;
 	b->first = true;
+	b->bounds = false;
 	b->base = -1;
 	return MPI_SUCCESS;
 }
@@ -265,6 +268,10 @@ static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t bloc
 		d->true_lb = tlb < d->true_lb ? tlb : d->true_lb;
 		d->true_ub = tub > d->true_ub ? tub : d->true_ub;
 	}
+	if (old->align > d->align)
+		d->align = old->align;
+	if (old->flags & MBMPI_DT_BOUNDS)
+		b->bounds = true;
 	if (old->size) {
 		if (b->base == -1)
 			b->base = old->base;
@@ -295,6 +302,11 @@ static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 		d->lb = d->extent = d->true_lb = d->true_ub = 0;
 	} else {
 		d->extent -= d->lb;
+		/* MPI's epsilon: the extent is rounded up to the strictest alignment
+		 * of the basic types, so that an array of the type strides as the C
+		 * array of the struct it describes does. Explicit bounds win. */
+		if (!b->bounds && d->align > 1 && d->extent > 0 && d->extent % d->align)
+			d->extent += d->align - d->extent % d->align;
 	}
 	d->base = b->base > 0 ? b->base : 0;
 	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
@@ -499,6 +511,7 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 		return ret;
 	d->lb = lb;
 	d->extent = extent;
+	d->flags |= MBMPI_DT_BOUNDS;
 	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
 		d->flags |= MBMPI_DT_CONTIG;
 	else

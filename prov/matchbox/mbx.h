@@ -38,11 +38,12 @@
 
 #define MBX_PROV_NAME	"matchbox"
 #define MBX_FABRIC_NAME	"matchbox"
-#define MBX_DOMAIN_NAME	"shm"
+#define MBX_DOMAIN_NAME	"matchbox" /* one domain: this node's shared memory and the net wire */
 #define MBX_PROV_VERSION FI_VERSION(0, 1)
 #define MBX_API_VERSION	FI_VERSION(1, 17)
 #define MBX_MAX_MSG_SIZE (1ULL << 40)
 #define MBX_CQ_DATA_SIZE 8
+#define MBX_TAG_GENERIC 0xAAAAAAAAAAAAAAAAULL /* fi_endpoint(3): alternating bits = one unstructured 64-bit tag */
 #define MBX_UX_CLASSES	8
 
 extern struct fi_provider mbx_prov;
@@ -413,6 +414,7 @@ struct mbx_ep {
 	/* matching */
 	struct mbx_posted tposted, mposted;
 	struct mbx_unexp tunexp, munexp;
+	uint64_t ux_gen;		/* AV generation the queued sources were resolved at */
 	/* resources */
 	struct mbx_tx *txs;
 	uint32_t *tx_free;
@@ -446,6 +448,7 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
 ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
 		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,
 		       uint64_t cflags, uint64_t opflags, uint8_t wflags);
+void mbx_ux_refresh(struct mbx_ep *ep);
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx);
 void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux);
 void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux);

@@ -173,7 +173,13 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->ep_attr->max_order_raw_size = 0;
 	fi->ep_attr->max_order_war_size = 0;
 	fi->ep_attr->max_order_waw_size = 0;
-	fi->ep_attr->mem_tag_format = 0;
+	/* The matcher compares all 64 tag bits under the caller's mask, so any
+	 * field layout a caller asks for is honoured as asked; without one we
+	 * report the generic all-64-bit format (no ignored leading bits), which
+	 * is what MPIs read to size their communicator/rank/tag fields. */
+	fi->ep_attr->mem_tag_format = !(caps & FI_TAGGED) ? 0 :
+				      h && h->ep_attr && h->ep_attr->mem_tag_format ?
+				      h->ep_attr->mem_tag_format : MBX_TAG_GENERIC;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 

@@ -239,6 +239,39 @@ struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t t
 	return NULL;
 }
 
+/* Moves a queued message to another source key. Only the source-keyed lists
+ * change; its place in arrival order (all) and among its tag (bytag) stays,
+ * and in the new source's lists it goes last, which keeps per-source order
+ * as long as nothing from that source was queued under the new key first. */
+int mbx_unexp_rekey(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src)
+{
+	struct mbu_qnode *n0, *n2;
+
+	if (src == e->src)
+		return 0;
+	n0 = mbu_qmap_get(&q->exact, src, e->tag);
+	if (!n0)
+		return -ENOMEM;
+	n2 = mbu_qmap_get(&q->bysrc, src, 0);
+	if (!n2) {
+		if (mbu_dlist_empty(&n0->q))
+			mbu_qmap_release(&q->exact, n0);
+		return -ENOMEM;
+	}
+	mbu_dlist_remove(&e->link[0]);
+	if (mbu_dlist_empty(&e->node[0]->q))
+		mbu_qmap_release(&q->exact, e->node[0]);
+	mbu_dlist_remove(&e->link[2]);
+	if (mbu_dlist_empty(&e->node[2]->q))
+		mbu_qmap_release(&q->bysrc, e->node[2]);
+	e->src = src;
+	e->node[0] = n0;
+	e->node[2] = n2;
+	mbu_dlist_insert_tail(&e->link[0], &n0->q);
+	mbu_dlist_insert_tail(&e->link[2], &n2->q);
+	return 0;
+}
+
 void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e)
 {
 	struct mbu_qmap *maps[3] = { &q->exact, &q->bytag, &q->bysrc };

@@ -73,6 +73,8 @@ int mbx_unexp_insert(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src, ui
 struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t tag,
 				   uint64_t ignore);
 void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e);
+/* Re-keys e under source src; 0, or -ENOMEM and then nothing changed. */
+int mbx_unexp_rekey(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src);
 static inline struct mbx_mentry *mbx_unexp_entry_of_all(struct mbu_dlist *it)
 {
 	return mbu_container_of(it, struct mbx_mentry, link[3]);

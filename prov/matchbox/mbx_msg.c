@@ -124,6 +124,7 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
 	mbx_lock(ep->dom);
 	if (flags & FI_PEEK) {
 		mbx_ep_progress(ep);
+		mbx_ux_refresh(ep);
 		m = mbx_unexp_match(&ep->tunexp, src, tag, ignore);
 		if (!m) {
 			if (ep->rx_cq)

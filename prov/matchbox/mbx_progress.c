@@ -146,6 +146,39 @@ static fi_addr_t peer_fiaddr(struct mbx_ep *ep, struct mbx_peer *p)
 	return p->fiaddr;
 }
 
+/* A message from a sender the AV does not hold yet is queued under
+ * FI_ADDR_NOTAVAIL. Open MPI inserts peers lazily, on first use, so the
+ * directed receive for such a message can come after the message and after
+ * the insert; whenever the AV has changed, those messages are re-keyed under
+ * their sender's address, before anything else is matched or queued (so a
+ * sender's later messages never get ahead of them). */
+void mbx_ux_refresh(struct mbx_ep *ep)
+{
+	struct mbx_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
+	struct mbu_dlist *it;
+
+	if (!ep->av || ep->ux_gen == ep->av->gen)
+		return;
+	ep->ux_gen = ep->av->gen;
+	for (int q = 0; q < 2; q++) {
+		if (!qs[q]->count)
+			continue;
+		mbu_dlist_foreach(&qs[q]->all, it) {
+			struct mbx_ux *ux = mbu_container_of(mbx_unexp_entry_of_all(it),
+							     struct mbx_ux, m);
+			fi_addr_t src;
+
+			if (ux->src != FI_ADDR_NOTAVAIL || !ux->peer)
+				continue;
+			src = peer_fiaddr(ep, ux->peer);
+			if (src != FI_ADDR_NOTAVAIL && !mbx_unexp_rekey(qs[q], &ux->m, src))
+				ux->src = src;
+			else if (src != FI_ADDR_NOTAVAIL)
+				ep->ux_gen = UINT64_MAX; /* out of memory: try again later */
+		}
+	}
+}
+
 static bool seg_geometry_ok(const struct mbx_seg_hdr *h, size_t size)
 {
 	if (size < MBX_SEG_HDR_SIZE || h->magic != MBX_SEG_MAGIC ||
@@ -942,6 +975,7 @@ void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
 
 	if (rx->multi && !post_or_fail(ep, pq, rx))
 		return;
+	mbx_ux_refresh(ep);
 	while ((m = mbx_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore))) {
 		mbx_unexp_remove(uq, m);
 		if (mbx_deliver_ux(ep, rx, mbu_container_of(m, struct mbx_ux, m)))
@@ -1097,6 +1131,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		handle_reply(ep, p, w);
 		return 1;
 	}
+	mbx_ux_refresh(ep);
 	src = peer_fiaddr(ep, p);
 	m = mbx_posted_match(pq, src, tag);
 	if (m) {

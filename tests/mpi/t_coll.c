@@ -9,6 +9,7 @@
 
 #include <complex.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 static int rank, size;
 
@@ -181,7 +182,11 @@ static void reductions(void)
 	MPI_Op_free(&mop);
 	CHECK(mop == MPI_OP_NULL);
 	MPI_Type_free(&m2);
-	/* Reduction over a strided type: only the covered ints change. */
+	/* Reduction over a strided type: only the covered ints change. MPICH and
+	 * we allow a predefined op on a type built from one basic type; Open MPI
+	 * refuses it, so when this file is built with mpicc.openmpi (the CM
+	 * cross-check) the case is left out. */
+#ifndef OPEN_MPI
 	{
 		MPI_Datatype v;
 		int b[12], r[12], ok = 1;
@@ -197,6 +202,7 @@ static void reductions(void)
 		CHECK(ok);
 		MPI_Type_free(&v);
 	}
+#endif
 }
 
 /* Every predefined op on every type it is defined for. */
@@ -337,10 +343,12 @@ static void all_ops(void)
 		int a[3] = {1, 2, 3}, b[3] = {10, 20, 30};
 		CHECK_MPI(MPI_Reduce_local(a, b, 3, MPI_INT, MPI_SUM));
 		CHECK(b[0] == 11 && b[2] == 33);
+#ifndef OPEN_MPI /* Open MPI takes REPLACE/NO_OP only in accumulates */
 		CHECK_MPI(MPI_Reduce_local(a, b, 3, MPI_INT, MPI_REPLACE));
 		CHECK(b[1] == 2);
 		CHECK_MPI(MPI_Reduce_local(b, a, 3, MPI_INT, MPI_NO_OP));
 		CHECK(a[1] == 2);
+#endif
 	}
 }
 

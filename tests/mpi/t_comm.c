@@ -111,7 +111,11 @@ static void split(void)
 		MPI_Allgather(me, 320, MPI_CHAR, nodes, 320, MPI_CHAR, MPI_COMM_WORLD);
 		for (int i = 0; i < size; i++)
 			same += !strcmp(nodes[i], me);
+#ifndef OPEN_MPI /* Open MPI groups by its own node names, blind to namespaces */
 		CHECK(s == same);
+#else
+		(void)same;
+#endif
 		free(nodes);
 	}
 	MPI_Comm_free(&shared);

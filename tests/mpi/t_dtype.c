@@ -146,8 +146,9 @@ static void constructors(void)
 		MPI_Type_size(t, &sz);
 		MPI_Type_get_extent(t, &lb, &ext);
 		CHECK(sz == 1 + 8 + 12);
-		/* Without resizing, the extent is the span, not sizeof(struct s). */
-		CHECK(ext == (MPI_Aint)(offsetof(struct s, i) + 12));
+		/* Without resizing, the span is padded to the alignment of its strictest
+		 * member (MPI epsilon), which here makes it sizeof(struct s). */
+		CHECK(ext == (MPI_Aint)sizeof(struct s));
 		CHECK_MPI(MPI_Type_create_resized(t, 0, sizeof(struct s), &t2));
 		MPI_Type_commit(&t2);
 		MPI_Type_get_extent(t2, &lb, &ext);
@@ -165,6 +166,35 @@ static void constructors(void)
 			CHECK(in[0].c == 'x' && in[1].i[2] == 42);
 			MPI_Get_elements_x(&st, t2, &n);
 			CHECK(n == 10); /* 5 basic elements per struct */
+		}
+		{
+			/* The unresized struct type now strides as the C array does. */
+			MPI_Status st;
+			struct s out[3], in[3];
+			memset(out, 0, sizeof(out));
+			memset(in, 0, sizeof(in));
+			out[2].d = 2.5;
+			out[2].i[1] = 7;
+			int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+			MPI_Sendrecv(out, 3, t, right, 4, in, 3, t, left, 4, MPI_COMM_WORLD, &st);
+			CHECK(in[2].d == 2.5 && in[2].i[1] == 7);
+		}
+		{
+			/* Explicit bounds are not padded again by a type built on them. */
+			MPI_Datatype r6, st6;
+			int one = 1;
+			MPI_Aint zero = 0;
+			CHECK_MPI(MPI_Type_create_resized(MPI_INT, 0, 6, &r6));
+			CHECK_MPI(MPI_Type_create_struct(1, &one, &zero, &r6, &st6));
+			MPI_Type_get_extent(st6, &lb, &ext);
+			CHECK(ext == 6);
+			MPI_Type_free(&st6);
+			MPI_Type_free(&r6);
+			/* A byte-strided hvector of doubles is padded to 8. */
+			CHECK_MPI(MPI_Type_create_hvector(2, 1, 12, MPI_DOUBLE, &r6));
+			MPI_Type_get_extent(r6, &lb, &ext);
+			CHECK(ext == 24);
+			MPI_Type_free(&r6);
 		}
 		MPI_Type_free(&t);
 		MPI_Type_free(&t2);

@@ -116,15 +116,71 @@ idle_and_loss() {
 	fi
 }
 
-export -f check mpi conn loss two_hosts four_hosts idle_and_loss
-export ftx mpirun mt modes pass fail
+# Open MPI's mpirun as the launcher across the hosts: it runs on host 0 and
+# starts its daemons on the others through nsrsh (its ssh stand-in). First our
+# programs with Open MPI as their PMIx server, then Open MPI's own CM path over
+# matchbox with the programs built by mpicc.openmpi.
+ompi() { # hosts, program path, extra mpirun.openmpi args...
+	local hosts=$1 prog=$2 list="" k
+	shift 2
+	for ((k = 0; k < hosts; k++)); do list+="${list:+,}$("$here/cluster.sh" addr $k):2"; done
+	ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --host "$list" -n $((2 * hosts)) \
+		--mca plm_rsh_agent "$here/nsrsh" --mca btl_tcp_if_include eth0 \
+		--mca oob_tcp_if_include eth0 "$@" "$prog"
+}
+ompi_cm() { # hosts, program, mode
+	local out st
+	out=$(ompi "$1" "$ompibin/$2" --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include matchbox \
+		--mca opal_common_ofi_verbose 1 -x FI_PROVIDER_PATH="$build/prov/matchbox" \
+		-x FI_MATCHBOX_CONN_MODE="$3" 2>&1)
+	st=$?
+	echo "$out" | grep -v 'not in include list'
+	[ $st = 0 ] && [ "$(echo "$out" | grep -c 'mtl:ofi:prov: matchbox')" = $((2 * $1)) ] &&
+		echo "$out" | grep -qE "^$2: $((2 * $1)) ranks, [0-9]+ checks, 0 failed"
+}
+openmpi_hosts() {
+	local t mode
+	for t in t_p2p t_coll t_comm; do
+		check "MPI $t launched by Open MPI's mpirun, 2 hosts x 2" ompi 2 "$mt/$t" \
+			-x FI_PROVIDER_PATH="$build/prov/matchbox"
+	done
+	for mode in adaptive static; do
+		for t in t_p2p t_coll t_comm t_dtype t_errors; do
+			check "Open MPI CM over matchbox: $t $mode, 2 hosts x 2" ompi_cm 2 "$t" "$mode"
+		done
+	done
+}
+
+steps="2 two_hosts;4 four_hosts;4 idle_and_loss"
+ompibin=""
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+	ompibin=$(mktemp -d /tmp/mbx-across-ompi.XXXXXX)
+	trap 'rm -rf "$ompibin"' EXIT
+	for t in t_p2p t_coll t_comm t_dtype t_errors; do
+		mpicc.openmpi -O1 -I"$here/../mpi" -o "$ompibin/$t" "$here/../mpi/$t.c" || exit 1
+	done
+	steps+=";2 openmpi_hosts"
+fi
+# ACROSS_STEPS="HOSTS FUNCTION;..." runs only those steps (while working on one).
+steps=${ACROSS_STEPS:-$steps}
+openmpi_hosts4() {
+	check "Open MPI CM over matchbox: t_p2p adaptive, 4 hosts x 2" ompi_cm 4 t_p2p adaptive
+	check "Open MPI CM over matchbox: t_coll adaptive, 4 hosts x 2" ompi_cm 4 t_coll adaptive
+	check "MPI t_comm launched by Open MPI's mpirun, 4 hosts x 2" ompi 4 "$mt/t_comm" \
+		-x FI_PROVIDER_PATH="$build/prov/matchbox"
+}
+
+export -f check mpi conn loss two_hosts four_hosts idle_and_loss ompi ompi_cm openmpi_hosts \
+	openmpi_hosts4
+export ftx mpirun mt modes pass fail here build ompibin
 
 run_on() { # hosts, function
 	"$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""
 }
 
 total_p=0 total_f=0
-for step in "2 two_hosts" "4 four_hosts" "4 idle_and_loss"; do
+IFS=';' read -ra step_list <<<"$steps"
+for step in "${step_list[@]}"; do
 	set -- $step
 	out=$(run_on "$1" "$2" | tee /dev/stderr | awk '/^__counts/ {print $2, $3}')
 	read -r p f <<<"${out:-0 1}"

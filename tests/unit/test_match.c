@@ -91,6 +91,34 @@ Test(match, unexpected_all_shapes)
 	cr_assert_eq(uq.count, 3);
 }
 
+/* A message queued before its sender's address was known (source
+ * "not available") becomes matchable by a directed receive once re-keyed, in
+ * its own arrival order, and keeps its place for wildcard receives. */
+Test(match, unexpected_rekey_keeps_order)
+{
+	const uint64_t na = ~0ULL;
+	struct mbx_mentry m[4];
+
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[0], na, 10), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[1], 2, 10), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[2], na, 11), 0);
+	cr_assert_eq(mbx_unexp_insert(&uq, &m[3], na, 10), 0);
+	cr_assert_null(mbx_unexp_match(&uq, 5, 10, 0));
+	cr_assert_eq(mbx_unexp_rekey(&uq, &m[0], 5), 0);
+	cr_assert_eq(mbx_unexp_rekey(&uq, &m[2], 5), 0);
+	cr_assert_eq(mbx_unexp_rekey(&uq, &m[3], 5), 0);
+	cr_assert_eq(mbx_unexp_rekey(&uq, &m[3], 5), 0); /* same key: no change */
+	cr_assert_eq(mbx_unexp_match(&uq, 5, 10, 0), &m[0]);
+	cr_assert_eq(mbx_unexp_match(&uq, 5, 0, ~0ULL), &m[0]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[0]);
+	mbx_unexp_remove(&uq, &m[0]);
+	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[1]);
+	cr_assert_eq(mbx_unexp_match(&uq, 5, 0, ~0ULL), &m[2]);
+	cr_assert_eq(mbx_unexp_match(&uq, 5, 10, 0), &m[3]);
+	cr_assert_eq(m[3].src, 5);
+	cr_assert_eq(uq.count, 3);
+}
+
 /* Reference model: arrays scanned linearly, in order. */
 struct ref {
 	uint64_t src, tag, ignore;

@@ -88,6 +88,8 @@ int mbu_rel_tx_poll(struct mbu_rel_tx *t, uint64_t now_ns,
 		if (!e->pkt)
 			continue;
 		wait = t->rto_ns << (e->tries - 1 < 16 ? e->tries - 1 : 16);
+		if (wait > MBU_REL_RTO_MAX_NS)
+			wait = t->rto_ns > MBU_REL_RTO_MAX_NS ? t->rto_ns : MBU_REL_RTO_MAX_NS;
 		if (now_ns - e->sent_ns < wait)
 			continue;
 		if (e->tries >= t->max_tries)

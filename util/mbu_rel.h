@@ -22,6 +22,11 @@ struct mbu_rel_tx_ent {
 	uint32_t tries;
 };
 
+/* Retransmission timeouts double from rto_ns up to this ceiling, so that a
+ * dead peer is declared lost in bounded time (about max_tries seconds at
+ * worst) rather than after minutes of exponential waiting. */
+#define MBU_REL_RTO_MAX_NS 1000000000ULL
+
 /* Sender half, one per peer. */
 struct mbu_rel_tx {
 	uint32_t next_seq;  /* sequence number of the next new packet */

@@ -298,6 +298,7 @@ struct mbx_peer {
 	uint64_t fiaddr_gen;
 	size_t eager_limit;		/* largest eager message to this peer */
 	struct mbx_npeer *net;		/* non-NULL: on another host, reached by net */
+	bool lost;			/* the net wire gave up on it: nothing more will come */
 };
 
 struct mbx_rxslot {
@@ -415,6 +416,7 @@ struct mbx_ep {
 	struct mbx_posted tposted, mposted;
 	struct mbx_unexp tunexp, munexp;
 	uint64_t ux_gen;		/* AV generation the queued sources were resolved at */
+	size_t peers_lost;		/* peers with `lost` set (receives aimed at them fail) */
 	/* resources */
 	struct mbx_tx *txs;
 	uint32_t *tx_free;
@@ -463,6 +465,7 @@ void mbx_ep_fini_wire(struct mbx_ep *ep);
  * control frame, fail a lost peer. */
 int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f);
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p);
+bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p);
 /* The eager frame of send `id` has left for good (acknowledged, or written
  * to a connection): its send may complete. */
 void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id);

@@ -1079,7 +1079,8 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 			np->last_act_ns = now;
 		}
 		if (scan && now - np->last_rx_ns > PROBE_AFTER_NS &&
-		    !mbu_rel_tx_inflight(&np->rtx) && np_waiting(ep, np)) {
+		    !mbu_rel_tx_inflight(&np->rtx) &&
+		    (np_waiting(ep, np) || mbx_rx_waits_on(ep, np->p))) {
 			send_ctl(ep, np, NT_PROBE);
 		}
 	}

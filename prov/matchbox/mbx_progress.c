@@ -624,6 +624,30 @@ static void rx_release(struct mbx_ep *ep, struct mbx_rx *rx)
 	mbu_pool_put(&ep->rx_pool, rx);
 }
 
+static void fail_rx(struct mbx_ep *ep, struct mbx_rx *rx, int err)
+{
+	if (ep->rx_cq)
+		mbx_cq_write_err(ep->rx_cq, rx->context,
+				 rx->flags | (rx->multi ? FI_MULTI_RECV : 0), err, 0, 0,
+				 rx->m.tag, 0, NULL, FI_ADDR_NOTAVAIL);
+	mbx_cntr_inc_err(ep->rx_cntr);
+	rx_release(ep, rx);
+}
+
+/* Is `src` a peer the net wire has given up on? Only asked once one has. */
+static bool src_lost(struct mbx_ep *ep, fi_addr_t src)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&ep->peer_list, it) {
+		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
+
+		if (p->lost && peer_fiaddr(ep, p) == src)
+			return true;
+	}
+	return false;
+}
+
 void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf,
 		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra, size_t olen)
 {
@@ -981,8 +1005,14 @@ void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
 		if (mbx_deliver_ux(ep, rx, mbu_container_of(m, struct mbx_ux, m)))
 			return;
 	}
-	if (!rx->posted)
-		post_or_fail(ep, pq, rx);
+	if (rx->posted)
+		return;
+	if (__builtin_expect(ep->peers_lost != 0, 0) && rx->m.src != MBX_SRC_ANY &&
+	    src_lost(ep, rx->m.src)) {
+		fail_rx(ep, rx, FI_EHOSTUNREACH);
+		return;
+	}
+	post_or_fail(ep, pq, rx);
 }
 
 static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
@@ -1448,10 +1478,61 @@ void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)
 		tx_complete(ep, tx, 0);
 }
 
+/* Is a posted receive aimed at `p` (by address, not by wildcard)? The net
+ * wire asks this of a silent peer before probing it, so that a rank blocked
+ * in a directed receive learns that its sender is unreachable. */
+bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_posted *qs[2] = { &ep->tposted, &ep->mposted };
+	fi_addr_t fa = peer_fiaddr(ep, p);
+	struct mbu_dlist *it;
+	int q;
+
+	if (fa == FI_ADDR_NOTAVAIL)
+		return false;
+	for (q = 0; q < 2; q++)
+		mbu_dlist_foreach(&qs[q]->all, it)
+			if (mbx_posted_entry_of_all(it)->src == fa)
+				return true;
+	return false;
+}
+
+/* A receive aimed at a peer that the net wire has given up on can never be
+ * satisfied: fail it rather than leave its caller blocked for ever. */
+static void fail_posted_from(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbx_posted *qs[2] = { &ep->tposted, &ep->mposted };
+	fi_addr_t fa = peer_fiaddr(ep, p);
+	struct mbu_dlist *it, *tmp;
+	int q;
+
+	if (fa == FI_ADDR_NOTAVAIL)
+		return;
+	for (q = 0; q < 2; q++) {
+		mbu_dlist_foreach_safe(&qs[q]->all, it, tmp) {
+			struct mbx_rx *rx = mbu_container_of(mbx_posted_entry_of_all(it),
+							     struct mbx_rx, m);
+
+			if (rx->m.src != fa)
+				continue;
+			mbx_posted_remove(qs[q], &rx->m);
+			fail_rx(ep, rx, FI_EHOSTUNREACH);
+		}
+	}
+}
+
+/* The net wire's verdict on a peer that stopped answering: fail what is
+ * under way to it and every receive aimed at it. Fail-stop: a peer that
+ * comes back later stays failed for this endpoint. */
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 {
 	if (p->state != MBX_PEER_FAILED)
 		fail_peer(ep, p);
+	if (p->lost)
+		return;
+	p->lost = true;
+	ep->peers_lost++;
+	fail_posted_from(ep, p);
 }
 
 static bool work_visible(struct mbx_ep *ep)

@@ -2,8 +2,8 @@
 # Matchbox across hosts: the fabtests-extra programs and the MPI test
 # programs on network-namespace hosts (cluster.sh), shm inside a host and the
 # net wire between hosts, in every connection mode; connection counts; a
-# connection storm; idle teardown and rebuild mid-run; 5% datagram loss; the
-# same bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
+# connection storm; idle teardown and rebuild mid-run; 5% datagram loss; a
+# link pulled mid-run; the same bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
 # the last line is "across hosts: N passed, M failed".
 # usage: across.sh BUILD_DIR   (needs root and ip(8); exits 77 to skip)
 set -u
@@ -116,6 +116,26 @@ idle_and_loss() {
 	fi
 }
 
+# A host's cable pulled mid-run (at the bridge): the ranks on both sides
+# must get error completions for what they had under way with the other
+# host within 30 s, and keep talking to their own host. Over a connection
+# (static), over datagrams only, and in the default mode.
+link_down() {
+	local label args
+	for label in "static" "adaptive, datagrams only" "adaptive"; do
+		case $label in
+		static) args=(env FI_MATCHBOX_CONN_MODE=static) ;;
+		adaptive,*) args=(env FI_MATCHBOX_CONN_MODE=adaptive FI_MATCHBOX_CONN_THRESHOLD=1000000) ;;
+		*) args=(env) ;;
+		esac
+		check "link down mid-run ($label): error completions, not a hang, 2 hosts x 2" \
+			"${args[@]}" FTX_HOSTS=2 "$ftx/ftx_linkdown" -T 30 \
+			$([ "$label" = "adaptive, datagrams only" ] && echo -s 64) \
+			-D "$here/cluster.sh link 1 down"
+		"$here/cluster.sh" link 1 up || return 1
+	done
+}
+
 # Open MPI's mpirun as the launcher across the hosts: it runs on host 0 and
 # starts its daemons on the others through nsrsh (its ssh stand-in). First our
 # programs with Open MPI as their PMIx server, then Open MPI's own CM path over
@@ -151,7 +171,7 @@ openmpi_hosts() {
 	done
 }
 
-steps="2 two_hosts;4 four_hosts;4 idle_and_loss"
+steps="2 two_hosts;4 four_hosts;4 idle_and_loss;2 link_down"
 ompibin=""
 if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
 	ompibin=$(mktemp -d /tmp/mbx-across-ompi.XXXXXX)
@@ -170,7 +190,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f check mpi conn loss two_hosts four_hosts idle_and_loss ompi ompi_cm openmpi_hosts \
+export -f check mpi conn loss two_hosts four_hosts idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin
 

@@ -11,6 +11,8 @@
 #   cluster.sh exec K CMD..  run CMD on host K
 #   cluster.sh run N CMD..   up N, run CMD (it sees MBX_HOSTS=N), then down,
 #                            also when CMD fails or the script is interrupted
+#   cluster.sh link K up|down  plug host K's cable back in (waiting until the
+#                            bridge forwards again) or pull it, at the bridge
 set -u
 NET=198.51.100
 SW=mbx-sw
@@ -47,8 +49,21 @@ up() {
 	return 1
 }
 
+link() {
+	local k=$1 i
+	ip -n "$SW" link set "port$k" "$2" || return 1
+	[ "$2" = down ] && return 0
+	for ((i = 0; i < 50; i++)); do
+		ip -n "$SW" -d link show "port$k" | grep -q 'state forwarding' && return 0
+		sleep 0.1
+	done
+	echo "cluster: port$k never reached forwarding" >&2
+	return 1
+}
+
 case "${1:-}" in
 up) up "${2:?N}" ;;
+link) link "${2:?K}" "${3:?up|down}" ;;
 down) down ;;
 addr) echo "$NET.$((10 + ${2:?K}))" ;;
 exec)
@@ -64,7 +79,7 @@ run)
 	MBX_HOSTS=$n "$@"
 	;;
 *)
-	sed -n '2,15p' "$0" >&2
+	sed -n '2,17p' "$0" >&2
 	exit 2
 	;;
 esac

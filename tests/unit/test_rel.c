@@ -184,6 +184,26 @@ Test(rel, dead_channel_is_declared_lost)
 	cr_assert_leq(now, 31100);
 }
 
+Test(rel, backoff_is_capped)
+{
+	struct mbu_rel_tx t;
+	int x = 1, resends = 0, ret = 0;
+	uint64_t now = 0, step = 10000000ULL; /* 10 ms */
+
+	mbu_rel_tx_init(&t, 200000000ULL, 10);
+	cr_assert_eq(mbu_rel_tx_push(&t, &x, now), 0);
+	/* 0.2, 0.4, 0.8 s, then 1 s for each of the remaining 7 attempts:
+	 * lost at 8.4 s, not at 0.2 * (2^10 - 1) = 204.6 s. */
+	for (now = 0; now <= 300000000000ULL &&
+		      (ret = mbu_rel_tx_poll(&t, now, count_resend, &resends)) == 0;
+	     now += step)
+		;
+	cr_assert_eq(ret, -1);
+	cr_assert_eq(resends, 9);
+	cr_assert_geq(now, 8400000000ULL);
+	cr_assert_leq(now, 8400000000ULL + step);
+}
+
 Test(rel, bogus_acks_free_nothing)
 {
 	struct mbu_rel_tx t;

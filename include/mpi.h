@@ -362,6 +362,16 @@ MBMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
 
 #undef MBMPI_FN
 
+/* Extension: fi_getopt(FI_OPT_ENDPOINT, optname, ...) on the endpoint the
+ * point-to-point engine opened, so that a program can read a provider's own
+ * counters (matchbox: FI_MATCHBOX_OPT_STATS and FI_MATCHBOX_OPT_NET_STATS
+ * from rdma/fi_ext_matchbox.h). Between MPI_Init and MPI_Finalize only.
+ * Returns MPI_SUCCESS, MPI_ERR_UNSUPPORTED_OPERATION when the provider does
+ * not know the option, MPI_ERR_ARG for a NULL or too short buffer, or
+ * MPI_ERR_OTHER outside Init..Finalize. */
+#define MPIX_FABRIC_GETOPT 1
+MBMPI_EXPORT int MPIX_Fabric_getopt(int optname, void *optval, size_t *optlen);
+
 #ifdef __cplusplus
 }
 #endif

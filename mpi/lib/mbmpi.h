@@ -233,6 +233,7 @@ struct mbmpi_engine {
 		     MPI_Status *st, struct mbmpi_msg **msg);
 	int (*cancel)(struct mbmpi_req *r);
 	int (*progress)(void);
+	int (*getopt)(int name, void *val, size_t *len);	/* may be NULL */
 	void (*fini)(void);
 };
 extern const struct mbmpi_engine mbmpi_tagged_engine;

@@ -524,6 +524,17 @@ int PMPI_Abort(MPI_Comm comm, int code)
 }
 MBMPI_ALIAS(Abort)
 
+int MPIX_Fabric_getopt(int optname, void *optval, size_t *optlen)
+{
+	if (!mbmpi.initialized || mbmpi.finalized)
+		return MPI_ERR_OTHER;
+	if (!optval || !optlen)
+		return MPI_ERR_ARG;
+	if (!mbmpi.eng->getopt)
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	return mbmpi.eng->getopt(optname, optval, optlen);
+}
+
 double PMPI_Wtime(void)
 {
 	struct timespec ts;

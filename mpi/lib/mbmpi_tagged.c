@@ -585,6 +585,19 @@ static int te_cancel(struct mbmpi_req *r)
 	return MPI_SUCCESS;
 }
 
+static int te_getopt(int name, void *val, size_t *len)
+{
+	int ret = fi_getopt(&te.ep->fid, FI_OPT_ENDPOINT, name, val, len);
+
+	if (!ret)
+		return MPI_SUCCESS;
+	if (ret == -FI_ENOPROTOOPT || ret == -FI_ENOSYS)
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	if (ret == -FI_EINVAL || ret == -FI_ETOOSMALL)
+		return MPI_ERR_ARG;
+	return MPI_ERR_OTHER;
+}
+
 const struct mbmpi_engine mbmpi_tagged_engine = {
 	.name = "tagged",
 	.init = te_init,
@@ -595,5 +608,6 @@ const struct mbmpi_engine mbmpi_tagged_engine = {
 	.probe = te_probe,
 	.cancel = te_cancel,
 	.progress = te_progress,
+	.getopt = te_getopt,
 	.fini = te_fini,
 };

@@ -20,8 +20,10 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "mbu_credit.h"
 #include "mbu_futex.h"
 #include "mbu_rel.h"
 
@@ -32,7 +34,7 @@
 #define MBX_GETINFO_HIDDEN (1ULL << 60)
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	1u
+#define NET_VERSION	2u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
 #define CQ_BATCH	32
@@ -58,7 +60,7 @@ struct nhdr {
 	struct mbx_addr src;
 	uint32_t dst_ep;
 	int32_t dst_pid;
-	uint32_t rsvd;
+	uint32_t win;		/* connection: the sender's window toward it now */
 };
 
 #define HDR ((uint32_t)sizeof(struct nhdr))
@@ -108,7 +110,10 @@ struct mbx_npeer {
 	struct mbu_rel_rx rrx;
 	struct mbu_dlist inq;		/* received frames the matcher has not taken */
 	struct mbx_conn *conn, *out, *in;
-	uint32_t credits, owed;
+	/* Connection flow control. Sending: `credits` held, `peer_win` the
+	 * window the peer last announced. Receiving: `rx` (mbu_credit.h). */
+	uint32_t credits, peer_win;
+	struct mbu_credit_rx rx;
 	uint32_t msgs;
 	bool want_conn;			/* never the datagram channel for data */
 	bool neighbour;			/* partial mode: connected at start */
@@ -133,7 +138,8 @@ struct mbx_net {
 	struct mbu_pool small, big;
 	size_t big_size;
 	uint32_t dposted, sposted, nconns;
-	uint32_t credits;
+	uint32_t credits;		/* the largest window (FI_MATCHBOX_NET_CREDITS) */
+	uint32_t committed;		/* sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	uint64_t av_gen, last_tick, last_scan;
 	struct fi_matchbox_net_stats st;
@@ -183,6 +189,8 @@ static void nb_put(struct mbx_net *n, struct nbuf *b)
 	mbu_pool_put(b->small ? &n->small : &n->big, b);
 }
 
+static uint32_t win_target(struct mbx_net *n);
+
 static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, uint8_t type,
 		     uint8_t chan, uint32_t len)
 {
@@ -197,6 +205,8 @@ static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, ui
 	h->src = ep->addr;
 	h->dst_ep = np->p->addr.ep;
 	h->dst_pid = np->p->addr.pid;
+	if (chan == CH_CONN)
+		h->win = win_target(ep->net);
 	b->len = len;
 }
 
@@ -217,18 +227,22 @@ static void post_dgram(struct mbx_net *n)
 	}
 }
 
-/* x = ceil(log2(n+1))·k + b buffers for n connections, and never fewer than
- * the credits handed out plus a margin for credit and close frames, which
- * need no credit: so a sender with a credit always finds a buffer. */
+/* The shared receive queue and the connections' windows: mbu_credit.h. */
+static uint32_t win_min(struct mbx_net *n)
+{
+	return mbu_win_floor(n->credits);
+}
+
+static uint32_t win_target(struct mbx_net *n)
+{
+	return mbu_win_target(n->nconns, (uint32_t)mbx_param.srq_k, (uint32_t)mbx_param.srq_b,
+			      n->credits);
+}
+
 static uint32_t srq_target(struct mbx_net *n)
 {
-	uint32_t lg = 0, x, need;
-
-	while ((1u << lg) < n->nconns + 1)
-		lg++;
-	x = lg * (uint32_t)mbx_param.srq_k + (uint32_t)mbx_param.srq_b;
-	need = n->nconns * n->credits + 8;
-	return x > need ? x : need;
+	return mbu_srq_target(n->nconns, (uint32_t)mbx_param.srq_k, (uint32_t)mbx_param.srq_b,
+			      n->committed);
 }
 
 static void post_srq(struct mbx_net *n)
@@ -296,8 +310,12 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	np = calloc(1, sizeof(*np));
 	if (!np)
 		return -FI_ENOMEM;
-	np->ring = aligned_alloc(64, mbx_param.ring_size);
-	if (!np->ring) {
+	/* Fresh anonymous pages read as zero (what the ring's stamps need)
+	 * and cost nothing until written: a peer that is sent a few small
+	 * messages costs a few pages, not the whole ring. */
+	np->ring = mmap(NULL, mbx_param.ring_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (np->ring == MAP_FAILED) {
 		free(np);
 		return -FI_ENOMEM;
 	}
@@ -308,11 +326,10 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	ret = fi_av_insert(n->uav, &sin, 1, &np->uaddr, 0, NULL);
 	if (ret != 1) {
 		MBX_WARN(FI_LOG_EP_DATA, "cannot add %s to the datagram AV\n", p->name);
-		free(np->ring);
+		munmap(np->ring, mbx_param.ring_size);
 		free(np);
 		return -FI_EHOSTUNREACH;
 	}
-	memset(np->ring, 0, mbx_param.ring_size);
 	memset(&np->sh, 0, sizeof(np->sh));
 	mbu_ring_prod_init(&p->prod, &np->sh, np->ring, mbx_param.ring_size);
 	mbu_ring_cons_init(&np->cons, &np->sh, np->ring, mbx_param.ring_size);
@@ -359,8 +376,10 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 	struct mbx_npeer *np = c->np;
 
 	if (np) {
-		if (np->conn == c)
+		if (np->conn == c) {
 			np->conn = NULL;
+			mbu_credit_close(&np->rx, &n->committed);
+		}
 		if (np->out == c)
 			np->out = NULL;
 		if (np->in == c)
@@ -402,7 +421,7 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 			nb_put(n, np->rtx.ent[i].pkt);
 	}
 	mbu_dlist_remove(&np->link);
-	free(np->ring);
+	munmap(np->ring, mbx_param.ring_size);
 	free(np);
 	p->net = NULL;
 }
@@ -522,6 +541,7 @@ reject:
 }
 
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
+static void grant(struct mbx_ep *ep, struct mbx_npeer *np);
 
 static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 {
@@ -538,8 +558,10 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 		np->in = NULL, n->st.conns_accepted++;
 	c->state = C_UP;
 	np->conn = c;
-	np->credits = n->credits;
-	np->owed = 0;
+	/* Both sides start every connection at the smallest window; the
+	 * receiver grows it (grant()) as far as its budget allows. */
+	np->credits = np->peer_win = win_min(n);
+	mbu_credit_open(&np->rx, n->credits, &n->committed);
 	np->retries = 0;
 	np->last_act_ns = mbu_now_ns();
 	n->nconns++;
@@ -547,6 +569,7 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 	if (n->nconns > n->st.conns_max)
 		n->st.conns_max = n->nconns;
 	post_srq(n);
+	grant(ep, np);
 	np_flush(ep, np);
 }
 
@@ -700,10 +723,10 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type)
 		}
 		ret = dgram_send(n, np, b);
 	} else {
-		nb_hdr(b)->credits = np->owed;
+		nb_hdr(b)->credits = np->rx.owed;
 		ret = conn_send(ep, np, b);
 		if (!ret)
-			np->owed = 0;
+			mbu_credit_sent(&np->rx);
 	}
 	nb_put(n, b);
 	return ret;
@@ -736,12 +759,12 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			fill_hdr(ep, np, b, NT_DATA, CH_CONN, len);
 			memcpy(nb_frame(b), f, f->len);
 			track(b, np->p, f);
-			nb_hdr(b)->credits = np->owed;
+			nb_hdr(b)->credits = np->rx.owed;
 			ret = conn_send(ep, np, b);
 			nb_put(n, b);
 			if (ret)
 				return;
-			np->owed = 0;
+			mbu_credit_sent(&np->rx);
 			np->credits--;
 		} else {
 			int64_t seq;
@@ -819,8 +842,22 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type);
  * streaming sender stalls on credits. */
 static void return_credits(struct mbx_ep *ep, struct mbx_npeer *np)
 {
-	if (np->owed * 2 >= ep->net->credits && np->conn && np->conn->state == C_UP)
+	if (np->rx.owed && np->rx.owed * 2 >= win_target(ep->net) && np->conn &&
+	    np->conn->state == C_UP)
 		send_ctl(ep, np, NT_CREDIT);
+}
+
+/* Grow the peer's window toward the target (connections closed, or this
+ * one is new): buffers first, then the credits. */
+static void grant(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+
+	if (!np->conn || np->conn->state != C_UP ||
+	    !mbu_credit_grow(&np->rx, win_target(n), &n->committed))
+		return;
+	post_srq(n);
+	send_ctl(ep, np, NT_CREDIT);
 }
 
 static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
@@ -834,7 +871,7 @@ static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
 			return;
 		mbu_dlist_remove(&b->link);
 		if (b->kind == NB_SRX)
-			np->owed++;
+			mbu_credit_consumed(&np->rx, win_target(n), &n->committed);
 		nb_put(n, b);
 		if (!np->p->net)
 			return;	/* failed while delivering */
@@ -887,7 +924,7 @@ static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np)
 {
 	struct mbu_frame *f;
 	bool quiet = np->conn && mbu_ring_peek(&np->cons, &f) == MBU_RING_EMPTY &&
-		     mbu_dlist_empty(&np->inq) && np->credits == ep->net->credits &&
+		     mbu_dlist_empty(&np->inq) && np->credits >= np->peer_win &&
 		     !mbu_rel_tx_inflight(&np->rtx);
 
 	if (!quiet) {
@@ -916,6 +953,8 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
 		np->credits += h->credits;
 	else
 		n->st.bad_frames++;
+	if (h->win >= win_min(n) && h->win <= n->credits)
+		np->peer_win = h->win;
 	switch (h->type) {
 	case NT_DATA:
 		/* Whatever came earlier by datagram goes first. */
@@ -1035,7 +1074,7 @@ static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
 	if (mbu_ring_peek(&np->cons, &f) != MBU_RING_EMPTY || mbu_rel_tx_inflight(&np->rtx) ||
 	    np->p->cts_active || !mbu_dlist_empty(&np->p->cts_wait))
 		return true;
-	if (np->conn && np->credits < ep->net->credits)
+	if (np->conn && np->credits < np->peer_win)
 		return true;
 	for (i = 0; i < ep->tx_cap; i++)
 		if (ep->txs[i].state != MBX_TX_FREE && ep->txs[i].peer == np->p)
@@ -1064,16 +1103,17 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 			np_fail(ep, np);
 			continue;
 		}
-		if (np->owed && np->conn && np->conn->state == C_UP &&
-		    np->owed * 2 >= n->credits)
+		if (np->rx.owed && np->conn && np->conn->state == C_UP &&
+		    np->rx.owed * 2 >= win_target(n))
 			send_ctl(ep, np, NT_CREDIT);
-		if (np->owed && np->conn && np->conn->state == C_UP && now - np->last_act_ns > TICK_NS)
+		grant(ep, np);
+		if (np->rx.owed && np->conn && np->conn->state == C_UP && now - np->last_act_ns > TICK_NS)
 			send_ctl(ep, np, NT_CREDIT);
 		if (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 			np_flush(ep, np);
 		if (idle_ns && np->conn && np->conn->state == C_UP && !np->closing &&
 		    now - np->last_act_ns > idle_ns && addr_cmp(&ep->addr, &np->p->addr) < 0 &&
-		    !np->owed && !np_waiting(ep, np) && mbu_dlist_empty(&np->inq)) {
+		    !np->rx.owed && !np_waiting(ep, np) && mbu_dlist_empty(&np->inq)) {
 			if (!send_ctl(ep, np, NT_CLOSE_REQ))
 				np->closing = true;
 			np->last_act_ns = now;

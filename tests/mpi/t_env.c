@@ -1,9 +1,12 @@
 /*
  * The environment calls: thread levels, Initialized/Finalized, timers,
  * names and versions, error strings and classes, error handlers (returning,
- * user-defined), memory allocation and the predefined attributes.
+ * user-defined), memory allocation, the predefined attributes, and the
+ * MPIX_Fabric_getopt extension (the provider's counters).
  */
 #include "mt.h"
+
+#include <rdma/fi_ext_matchbox.h>
 
 static int handler_calls, handler_code;
 
@@ -97,12 +100,39 @@ int main(int argc, char **argv)
 		CHECK(MPI_Aint_add(a, 4) == a + 4);
 	}
 
+#ifdef MPIX_FABRIC_GETOPT
+	{
+		/* The provider's own counters, through the engine's endpoint. */
+		const char *prov = getenv("MATCHBOX_MPI_PROVIDER");
+		struct fi_matchbox_stats st;
+		size_t sl = sizeof(st);
+		int r = MPIX_Fabric_getopt(FI_MATCHBOX_OPT_STATS, &st, &sl);
+
+		if (!prov || !strcmp(prov, "matchbox")) {
+			CHECK(r == MPI_SUCCESS && sl == sizeof(st));
+			sl = 1;
+			CHECK(MPIX_Fabric_getopt(FI_MATCHBOX_OPT_STATS, &st, &sl) == MPI_ERR_ARG);
+		} else {
+			CHECK(r == MPI_ERR_UNSUPPORTED_OPERATION);
+		}
+		sl = sizeof(st);
+		CHECK(MPIX_Fabric_getopt(0x7ffffff0, &st, &sl) == MPI_ERR_UNSUPPORTED_OPERATION);
+		CHECK(MPIX_Fabric_getopt(FI_MATCHBOX_OPT_STATS, NULL, &sl) == MPI_ERR_ARG);
+	}
+#endif
+
 	{
 		int bad = mt_fails, anybad = 0;
 		MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 		CHECK_MPI(MPI_Finalize());
 		CHECK_MPI(MPI_Finalized(&flag));
 		CHECK(flag);
+#ifdef MPIX_FABRIC_GETOPT
+		{
+			size_t sl = sizeof(v);
+			CHECK(MPIX_Fabric_getopt(FI_MATCHBOX_OPT_STATS, &v, &sl) == MPI_ERR_OTHER);
+		}
+#endif
 		if (mt_rank == 0)
 			printf("t_env: %d ranks, %d checks, %d failed\n", size, mt_checks, anybad + mt_fails);
 		return anybad || mt_fails;

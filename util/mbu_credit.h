@@ -1,0 +1,115 @@
+/* The flow-control arithmetic of the net wire's connections, kept pure so
+ * that it can be tested alone. One shared receive queue serves every
+ * connection of an endpoint; it holds x = ceil(log2(n+1))·k + b buffers for
+ * n connections (Shipman et al.), so memory grows with log n, not n. Each
+ * connection's sender may have at most its window of frames unconsumed at
+ * the receiver; the windows share the budget out (less a margin for
+ * control frames, which take no credit), between a floor that keeps every
+ * connection moving and a ceiling. Because the windows are what the
+ * receiver lends, a queue of x + margin buffers can never be overrun, and
+ * since every window is at least the floor, no sender waits for ever.
+ * Where n·floor exceeds the budget, the queue grows past x to n·floor +
+ * margin: slow, but never a drop nor a deadlock. */
+#ifndef MBU_CREDIT_H
+#define MBU_CREDIT_H
+
+#include <stdint.h>
+
+#define MBU_CREDIT_MARGIN 8u	/* buffers kept for credit and close frames */
+#define MBU_CREDIT_FLOOR 2u	/* smallest window */
+
+static inline uint32_t mbu_srq_budget(uint32_t nconns, uint32_t k, uint32_t b)
+{
+	uint32_t lg = 0;
+
+	while (lg < 32 && (1ull << lg) < (uint64_t)nconns + 1)
+		lg++;
+	return lg * k + b;
+}
+
+static inline uint32_t mbu_win_floor(uint32_t wmax)
+{
+	return wmax < MBU_CREDIT_FLOOR ? wmax : MBU_CREDIT_FLOOR;
+}
+
+/* The window each of `nconns` connections gets; `wmax` >= 1 is the ceiling. */
+static inline uint32_t mbu_win_target(uint32_t nconns, uint32_t k, uint32_t b, uint32_t wmax)
+{
+	uint32_t x = mbu_srq_budget(nconns, k, b), w;
+
+	if (!nconns)
+		return wmax;
+	w = x > MBU_CREDIT_MARGIN ? (x - MBU_CREDIT_MARGIN) / nconns : 0;
+	if (w > wmax)
+		w = wmax;
+	return w < mbu_win_floor(wmax) ? mbu_win_floor(wmax) : w;
+}
+
+/* Buffers to keep posted: the budget, or what has been lent if more. */
+static inline uint32_t mbu_srq_target(uint32_t nconns, uint32_t k, uint32_t b, uint32_t committed)
+{
+	uint32_t x = mbu_srq_budget(nconns, k, b), need = committed + MBU_CREDIT_MARGIN;
+
+	return x > need ? x : need;
+}
+
+/* The receiving side of one connection: `lent` credits the sender holds or
+ * has spent on frames not yet consumed, `owed` the ones to hand back (or
+ * newly granted) with the next frame; `*committed` sums lent + owed over
+ * all connections, the buffers promised. */
+struct mbu_credit_rx {
+	uint32_t lent, owed;
+};
+
+static inline void mbu_credit_open(struct mbu_credit_rx *r, uint32_t wmax, uint32_t *committed)
+{
+	r->lent = mbu_win_floor(wmax);
+	r->owed = 0;
+	*committed += r->lent;
+}
+
+static inline void mbu_credit_close(struct mbu_credit_rx *r, uint32_t *committed)
+{
+	*committed -= r->lent + r->owed;
+	r->lent = r->owed = 0;
+}
+
+/* A frame that took a credit was consumed. Its credit goes back only while
+ * the sender's window is under `target`: that is how a window shrinks when
+ * connections are added. */
+static inline void mbu_credit_consumed(struct mbu_credit_rx *r, uint32_t target,
+				       uint32_t *committed)
+{
+	if (!r->lent)
+		return;	/* a frame from a connection since closed */
+	r->lent--;
+	(*committed)--;
+	if (r->lent + r->owed < target) {
+		r->owed++;
+		(*committed)++;
+	}
+}
+
+/* Grow the window to `target` (post the buffers first); returns the credits
+ * added to `owed`. */
+static inline uint32_t mbu_credit_grow(struct mbu_credit_rx *r, uint32_t target,
+				       uint32_t *committed)
+{
+	uint32_t add;
+
+	if (r->lent + r->owed >= target)
+		return 0;
+	add = target - r->lent - r->owed;
+	r->owed += add;
+	*committed += add;
+	return add;
+}
+
+/* The owed credits left with a frame. */
+static inline void mbu_credit_sent(struct mbu_credit_rx *r)
+{
+	r->lent += r->owed;
+	r->owed = 0;
+}
+
+#endif

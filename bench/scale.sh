@@ -10,7 +10,8 @@
 # memory growth from the smallest to the largest N, per rank added, and its
 # ratio to static's in the same run.
 # usage: bench/scale.sh BUILD_DIR [OUT_DIR]   (root; OUT_DIR: bench/results)
-# SCALE_NS, SCALE_MODES, SCALE_PATTERNS narrow the sweep.
+# SCALE_NS, SCALE_MODES, SCALE_PATTERNS narrow the sweep; SCALE_REPORT=1
+# only reports and plots the scale_raw.txt already in OUT_DIR.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?build dir}" && pwd)
@@ -18,35 +19,37 @@ out=$(mkdir -p "${2:-$here/results}" && cd "${2:-$here/results}" && pwd)
 ns=${SCALE_NS:-4 8 16 32 64}
 modes=${SCALE_MODES:-static ondemand adaptive partial}
 patterns=${SCALE_PATTERNS:-hello pairwise halo alltoall}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
+[ -n "${SCALE_REPORT:-}" ] || [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
 cluster=$here/../tests/netns/cluster.sh
 tmp=$(mktemp -d /tmp/mbx-scale.XXXXXX)
-trap '"$cluster" down; rm -rf "$tmp"' EXIT
-"$build/mpi/mpicc" -O2 -I"$here/../include" "$here/mpi/scale.c" -o "$tmp/scale" || exit 1
-
+trap '[ -n "${SCALE_REPORT:-}" ] || "$cluster" down; rm -rf "$tmp"' EXIT
 raw=$out/scale_raw.txt
-: >"$raw"
-for n in $ns; do
-	hosts=$((n / 2))
-	"$cluster" up "$hosts" || exit 1
-	for mode in $modes; do
-		for pat in $patterns; do
-			t0=$(date +%s.%N)
-			ip netns exec mbx-h0 "$build/mpi/mpirun" -n "$n" --ppn 2 \
-				--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 \
-				-x FI_MATCHBOX_CONN_MODE="$mode" --timeout 300 "$tmp/scale" "$pat" \
-				>"$tmp/out" 2>"$tmp/err"
-			st=$?
-			got=$(grep -c '^scale ' "$tmp/out")
-			awk -v a="$t0" -v b="$(date +%s.%N)" -v m="$mode" -v p="$pat" -v n="$n" \
-				-v g="$got" -v s="$st" 'BEGIN {
-				printf "%-9s %-9s %3d ranks: %3d lines, status %d, %.1f s\n", m, p, n, g, s, b - a }' >&2
-			[ "$st" = 0 ] && [ "$got" = "$n" ] || { tail -n 3 "$tmp/err" >&2; continue; }
-			sed "s/^/$mode /" "$tmp/out" >>"$raw"
+[ -n "${SCALE_REPORT:-}" ] || {
+	"$build/mpi/mpicc" -O2 -I"$here/../include" "$here/mpi/scale.c" -o "$tmp/scale" || exit 1
+
+	: >"$raw"
+	for n in $ns; do
+		hosts=$((n / 2))
+		"$cluster" up "$hosts" || exit 1
+		for mode in $modes; do
+			for pat in $patterns; do
+				t0=$(date +%s.%N)
+				ip netns exec mbx-h0 "$build/mpi/mpirun" -n "$n" --ppn 2 \
+					--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 \
+					-x FI_MATCHBOX_CONN_MODE="$mode" --timeout 300 "$tmp/scale" "$pat" \
+					>"$tmp/out" 2>"$tmp/err"
+				st=$?
+				got=$(grep -c '^scale ' "$tmp/out")
+				awk -v a="$t0" -v b="$(date +%s.%N)" -v m="$mode" -v p="$pat" -v n="$n" \
+					-v g="$got" -v s="$st" 'BEGIN {
+					printf "%-9s %-9s %3d ranks: %3d lines, status %d, %.1f s\n", m, p, n, g, s, b - a }' >&2
+				[ "$st" = 0 ] && [ "$got" = "$n" ] || { tail -n 3 "$tmp/err" >&2; continue; }
+				sed "s/^/$mode /" "$tmp/out" >>"$raw"
+			done
 		done
 	done
-done
-"$cluster" down
+	"$cluster" down
+}
 
 # mode scale PATTERN N rank R init_s X settle_s X hwm_kb X conns_open X conns_max X ...
 awk '$2 == "scale" {
@@ -104,6 +107,8 @@ plot() { # file, column, y label, title
 		set output "$out/$1"
 		set multiplot layout 1,$(echo $patterns | wc -w) title "$4"
 		set logscale x 2
+		set xrange [3:80]
+		set yrange [0:*]
 		set xtics (4, 8, 16, 32, 64)
 		set xlabel "ranks (2 per namespace host)"
 		set ylabel "$3"

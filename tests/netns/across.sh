@@ -3,7 +3,9 @@
 # programs on network-namespace hosts (cluster.sh), shm inside a host and the
 # net wire between hosts, in every connection mode; connection counts; a
 # connection storm; idle teardown and rebuild mid-run; 5% datagram loss; a
-# link pulled mid-run; the same bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
+# link pulled mid-run; an all-to-all of unexpected messages with a starved
+# receive queue; Open MPI's mpirun and its CM path over matchbox; the same
+# bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
 # the last line is "across hosts: N passed, M failed".
 # usage: across.sh BUILD_DIR   (needs root and ip(8); exits 77 to skip)
 set -u
@@ -95,6 +97,23 @@ four_hosts() {
 		done
 	done
 	check "ftx_wild, 4 hosts x 2" env FTX_HOSTS=4 "$ftx/ftx_wild" -n 8 -M 100
+	# Flow control at its tightest: one buffer per connection and 1-frame
+	# windows, every rank's blocks to every other arriving unexpected
+	# (bench/mpi/ftis.c checks the data): slow, never dropped or stuck.
+	local sz
+	for sz in 8192 131072; do
+		check "unexpected all-to-all of $sz B, starved receive queue, 4 hosts x 2" \
+			ftis_starved 4 "$sz"
+	done
+}
+ftis_starved() { # hosts, bytes
+	local out
+	out=$(ip netns exec mbx-h0 "$mpirun" -n $((2 * $1)) --ppn 2 \
+		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_MODE=static \
+		-x FI_MATCHBOX_SRQ_K=0 -x FI_MATCHBOX_SRQ_B=1 -x FI_MATCHBOX_NET_CREDITS=1 \
+		--timeout 120 "$ftisbin" "$2" 5) || return 1
+	echo "$out"
+	grep -qE "^ftis $2 $((2 * $1)) " <<<"$out"
 }
 
 idle_and_loss() {
@@ -172,14 +191,18 @@ openmpi_hosts() {
 }
 
 steps="2 two_hosts;4 four_hosts;4 idle_and_loss;2 link_down"
+tmpd=$(mktemp -d /tmp/mbx-across.XXXXXX)
+trap 'rm -rf "$tmpd"' EXIT
+ftisbin=$tmpd/ftis
+"$build/mpi/mpicc" -O1 -I"$here/../../include" -o "$ftisbin" "$here/../../bench/mpi/ftis.c" || exit 1
 ompibin=""
 if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
-	ompibin=$(mktemp -d /tmp/mbx-across-ompi.XXXXXX)
-	trap 'rm -rf "$ompibin"' EXIT
+	ompibin=$tmpd/ompi
+	mkdir -p "$ompibin"
 	for t in t_p2p t_coll t_comm t_dtype t_errors; do
 		mpicc.openmpi -O1 -I"$here/../mpi" -o "$ompibin/$t" "$here/../mpi/$t.c" || exit 1
 	done
-	steps+=";2 openmpi_hosts"
+	steps+=";2 openmpi_hosts;4 openmpi_hosts4"
 fi
 # ACROSS_STEPS="HOSTS FUNCTION;..." runs only those steps (while working on one).
 steps=${ACROSS_STEPS:-$steps}
@@ -190,9 +213,9 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f check mpi conn loss two_hosts four_hosts idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f check mpi conn loss two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
-export ftx mpirun mt modes pass fail here build ompibin
+export ftx mpirun mt modes pass fail here build ompibin ftisbin
 
 run_on() { # hosts, function
 	"$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""

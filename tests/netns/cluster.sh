@@ -18,7 +18,12 @@ NET=198.51.100
 SW=mbx-sw
 
 down() {
+	local ns pids
 	for ns in $(ip netns list 2>/dev/null | awk '/^mbx-/ {print $1}'); do
+		# Whatever still runs on a host goes with it (a rank a timed-out
+		# launcher left spinning would slow every later run).
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
 }

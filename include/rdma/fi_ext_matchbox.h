@@ -29,6 +29,7 @@ struct fi_matchbox_stats {
 	uint64_t unexpected;		/* messages that arrived before their receive */
 	uint64_t backpressure;		/* times a full ring or buffer queued a send */
 	uint64_t bad_frames;		/* frames rejected as malformed */
+	uint64_t rdv_read;		/* large messages pulled from another host with fi_read */
 };
 
 /* The net wire (peers on other hosts). Connections are counted per

@@ -82,6 +82,8 @@ struct mbx_params {
 	size_t net_frame;
 	size_t net_rto_ms;
 	size_t net_tries;
+	bool net_rma;
+	size_t net_rma_chunk;
 };
 extern struct mbx_params mbx_param;
 
@@ -292,6 +294,7 @@ struct mbx_peer {
 	int rxslot;
 	struct mbu_dlist cts_wait;	/* matched copy-path receives, in order */
 	struct mbx_rx *cts_active;
+	struct mbu_dlist reading;	/* receives pulling from it with fi_read */
 	bool cma_ok;
 	/* bookkeeping */
 	fi_addr_t fiaddr;
@@ -330,6 +333,7 @@ struct mbx_tx {
 	struct iovec iov[MBX_IOV_LIMIT];
 	size_t iov_cnt;
 	void *bounce;		/* inject data copied while queued */
+	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	/* copy path */
 	uint64_t bulk_base;
 	size_t want, streamed;
@@ -357,6 +361,11 @@ struct mbx_rx {
 	uint64_t bulk_base;
 	size_t copied;
 	void *cbuf;		/* completion buffer pointer */
+	/* pulled from another host with fi_read, in pieces */
+	size_t rd_next;		/* first byte not yet asked for */
+	uint32_t rd_pending;	/* reads in flight */
+	uint32_t rd_key;
+	bool rd_failed;
 	uint64_t cflags;	/* extra completion flags (FI_MULTI_RECV) */
 };
 
@@ -369,6 +378,7 @@ struct mbx_ux {
 	uint64_t tag, data, size, id;
 	struct mbx_wire_iov riov[MBX_IOV_LIMIT];
 	uint8_t riov_cnt;
+	uint32_t rkey;		/* RTS with MBX_WF_RMA */
 	void *buf;
 	int cls;
 	bool tagged;
@@ -466,6 +476,8 @@ void mbx_ep_fini_wire(struct mbx_ep *ep);
 int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f);
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p);
 bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p);
+void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx, uint64_t id,
+		       int err);
 /* The eager frame of send `id` has left for good (acknowledged, or written
  * to a connection): its send may complete. */
 void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id);

@@ -35,6 +35,8 @@ struct mbx_params mbx_param = {
 	.net_frame = 32768,
 	.net_rto_ms = 20,
 	.net_tries = 10,
+	.net_rma = true,
+	.net_rma_chunk = 128 * 1024,
 };
 
 static void get_size(const char *name, size_t *v, size_t lo, size_t hi);
@@ -83,11 +85,18 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_rto_ms", FI_PARAM_SIZE_T,
 			"First retransmission timeout of the datagram channel, doubled per attempt (default: %zu)",
 			mbx_param.net_rto_ms);
+	fi_param_define(&mbx_prov, "net_rma", FI_PARAM_BOOL,
+			"Large messages to other hosts pulled with fi_read where the core can (default: yes)");
+	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
+			"Bytes per fi_read; up to 4 are in flight per message (default: %zu)",
+			mbx_param.net_rma_chunk);
 	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
 			"Attempts before a silent peer is declared lost (default: %zu)",
 			mbx_param.net_tries);
 	if (fi_param_get_bool(&mbx_prov, "net", &v) == FI_SUCCESS)
 		mbx_param.net = v != 0;
+	if (fi_param_get_bool(&mbx_prov, "net_rma", &v) == FI_SUCCESS)
+		mbx_param.net_rma = v != 0;
 	get_str("net_iface", mbx_param.net_iface, sizeof(mbx_param.net_iface));
 	get_str("net_msg_prov", mbx_param.net_msg_prov, sizeof(mbx_param.net_msg_prov));
 	get_str("net_dgram_prov", mbx_param.net_dgram_prov, sizeof(mbx_param.net_dgram_prov));
@@ -108,6 +117,7 @@ static void net_params(void)
 	get_size("net_frame", &mbx_param.net_frame, 1024, 1 << 20);
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
 	get_size("net_tries", &mbx_param.net_tries, 1, 64);
+	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 4096, (size_t)1 << 30);
 	/* Rendezvous data frames must fit a ring with room to spare. */
 	while (mbx_param.net_frame + 4096 > mbu_ring_max_frame(mbx_param.ring_size) / 2)
 		mbx_param.net_frame /= 2;

@@ -73,7 +73,7 @@ struct cm_param {
 	int32_t dst_pid;
 };
 
-enum nb_kind { NB_TX, NB_DRX, NB_SRX };
+enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_READ };
 
 struct nbuf {
 	struct fi_context2 ctx;
@@ -81,6 +81,7 @@ struct nbuf {
 	struct mbx_conn *conn;	/* tx on a connection */
 	struct mbx_peer *peer;	/* tx of an eager frame: whose send ... */
 	uint64_t txid;		/* ... completes when this frame has left */
+	struct mbx_rx *rx;	/* NB_READ: the receive pulling (with peer, txid) */
 	uint32_t len;
 	uint8_t kind;
 	bool small;
@@ -139,6 +140,8 @@ struct mbx_net {
 	size_t big_size;
 	uint32_t dposted, sposted, nconns;
 	uint32_t credits;		/* the largest window (FI_MATCHBOX_NET_CREDITS) */
+	bool rma;			/* the connections can fi_read */
+	uint32_t mr_key;		/* last memory key handed out */
 	uint32_t committed;		/* sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	uint64_t av_gen, last_tick, last_scan;
@@ -379,6 +382,13 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 		if (np->conn == c) {
 			np->conn = NULL;
 			mbu_credit_close(&np->rx, &n->committed);
+			/* Reads on it may never complete: ask by clear-to-send. */
+			while (!mbu_dlist_empty(&np->p->reading)) {
+				struct mbx_rx *rx = mbu_container_of(np->p->reading.next,
+								     struct mbx_rx, link);
+
+				mbx_net_read_done(n->ep, np->p, rx, rx->msg_id, -FI_ECONNABORTED);
+			}
 		}
 		if (np->out == c)
 			np->out = NULL;
@@ -1023,6 +1033,9 @@ static void read_cqs(struct mbx_ep *ep)
 			if (b->kind == NB_SRX) {
 				n->sposted--;
 				on_conn_frame(ep, b, (uint32_t)e[i].len);
+			} else if (b->kind == NB_READ) {
+				mbx_net_read_done(ep, b->peer, b->rx, b->txid, 0);
+				nb_put(n, b);
 			} else {
 				sent(n, b);
 				nb_put(n, b);
@@ -1038,6 +1051,8 @@ static void read_cqs(struct mbx_ep *ep)
 
 			if (b->kind == NB_SRX) {
 				n->sposted--;
+			} else if (b->kind == NB_READ) {
+				mbx_net_read_done(ep, b->peer, b->rx, b->txid, -(int)err.err);
 			} else if (b->conn && b->conn->np) {
 				/* A send on a broken connection: the peer's
 				 * liveness decides what happens to it. */
@@ -1049,6 +1064,110 @@ static void read_cqs(struct mbx_ep *ep)
 			post_srq(n);
 		}
 	}
+}
+
+/* ---- rendezvous by fi_read ---- */
+
+int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov, size_t cnt,
+		    struct fid_mr **mr, uint32_t *key)
+{
+	struct mbx_net *n = ep->net;
+	struct mbx_npeer *np = p->net;
+	int ret;
+
+	if (!n || !n->rma || !np || !np->conn || np->conn->state != C_UP ||
+	    cnt > n->minfo->domain_attr->mr_iov_limit)
+		return -FI_EOPNOTSUPP;
+	/* Keys are chosen here (the core's keys are the caller's, FI_MR_SCALABLE
+	 * style); 32 bits fit the RTS, and a key is never reused while its
+	 * registration could still be live. */
+	if (!++n->mr_key)
+		n->mr_key = 1;
+	ret = fi_mr_regv(n->mdom, iov, cnt, FI_REMOTE_READ, 0, n->mr_key, 0, mr, NULL);
+	if (ret) {
+		MBX_INFO(FI_LOG_EP_DATA, "fi_mr_regv: %s; using clear-to-send\n", fi_strerror(-ret));
+		return ret;
+	}
+	*key = n->mr_key;
+	return 0;
+}
+
+#define RD_WINDOW 4u
+
+/* The part [off, off + len) of a receive's buffers, as at most `cap` iovs. */
+static size_t iov_slice(const struct iovec *iov, size_t cnt, size_t off, size_t len,
+			struct iovec *out, size_t cap)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < cnt && len; i++) {
+		size_t n;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		if (k == cap)
+			return 0;
+		n = iov[i].iov_len - off < len ? iov[i].iov_len - off : len;
+		out[k].iov_base = (char *)iov[i].iov_base + off;
+		out[k++].iov_len = n;
+		len -= n;
+		off = 0;
+	}
+	return len ? 0 : k;
+}
+
+int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
+{
+	struct mbx_net *n = ep->net;
+	struct mbx_npeer *np = p->net;
+	size_t cap = n ? n->minfo->tx_attr->iov_limit : 0;
+
+	if (!n || !n->rma || !np || !np->conn || np->conn->state != C_UP || !rx->rd_key)
+		return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
+	if (cap > MBX_IOV_LIMIT)
+		cap = MBX_IOV_LIMIT;
+	while (rx->rd_pending < RD_WINDOW && rx->rd_next < rx->take) {
+		size_t len = rx->take - rx->rd_next;
+		struct iovec liov[MBX_IOV_LIMIT];
+		struct fi_rma_iov riov;
+		struct fi_msg_rma msg;
+		struct nbuf *b;
+		size_t k;
+		int ret;
+
+		if (len > mbx_param.net_rma_chunk)
+			len = mbx_param.net_rma_chunk;
+		k = iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
+		if (!k)
+			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
+		b = nb_get(n, true, NB_READ);
+		if (!b)
+			return rx->rd_pending ? 0 : -FI_EAGAIN;
+		b->peer = p;
+		b->rx = rx;
+		b->txid = rx->msg_id;
+		b->conn = np->conn;
+		riov.addr = rx->rd_next;
+		riov.len = len;
+		riov.key = rx->rd_key;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = liov;
+		msg.iov_count = k;
+		msg.rma_iov = &riov;
+		msg.rma_iov_count = 1;
+		msg.context = &b->ctx;
+		ret = (int)fi_readmsg(np->conn->ep, &msg, 0);
+		if (ret) {
+			nb_put(n, b);
+			return rx->rd_pending ? 0 : ret;
+		}
+		rx->rd_next += len;
+		rx->rd_pending++;
+		np->last_act_ns = mbu_now_ns();
+	}
+	return 0;
 }
 
 /* ---- timers ---- */
@@ -1238,7 +1357,8 @@ static uint32_t pick_ip(void)
 	return ip;
 }
 
-static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_t ip)
+static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_t ip,
+				 uint64_t caps)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	struct sockaddr_in *sin;
@@ -1255,7 +1375,7 @@ static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_
 	hints->src_addr = sin;
 	hints->src_addrlen = sizeof(*sin);
 	hints->addr_format = FI_SOCKADDR_IN;
-	hints->caps = FI_MSG;
+	hints->caps = caps;
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = type;
 	/* Our buffers are not registered: a core that needs FI_MR_LOCAL
@@ -1270,14 +1390,14 @@ static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_
 }
 
 static struct fi_info *pick_core(const char *forced, const char *const *order,
-				 enum fi_ep_type type, uint32_t ip)
+				 enum fi_ep_type type, uint32_t ip, uint64_t caps)
 {
 	struct fi_info *info;
 
 	if (forced[0])
-		return core_info(forced, type, ip);
+		return core_info(forced, type, ip, caps);
 	for (; *order; order++)
-		if ((info = core_info(*order, type, ip)))
+		if ((info = core_info(*order, type, ip, caps)))
 			return info;
 	return NULL;
 }
@@ -1349,8 +1469,15 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->big_size = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
 	mbu_pool_init(&n->small, sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
 	mbu_pool_init(&n->big, sizeof(struct nbuf) + n->big_size, 16, 0);
-	n->uinfo = pick_core(mbx_param.net_dgram_prov, dgram_order, FI_EP_DGRAM, ip);
-	n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip);
+	n->uinfo = pick_core(mbx_param.net_dgram_prov, dgram_order, FI_EP_DGRAM, ip, FI_MSG);
+	/* Connections that can fi_read carry large messages without a copy
+	 * through our frames; a core without FI_RMA still does the rest. */
+	n->minfo = mbx_param.net_rma ? pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip,
+						 FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ)
+				     : NULL;
+	n->rma = n->minfo != NULL;
+	if (!n->minfo)
+		n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip, FI_MSG);
 	if (!n->uinfo || !n->minfo) {
 		MBX_WARN(FI_LOG_EP_CTRL, "no core provider for the %s channel; no net wire\n",
 			 n->uinfo ? "connected" : "datagram");
@@ -1444,7 +1571,8 @@ void mbx_net_close(struct mbx_ep *ep)
 	if (n->st.peers)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
 			 "%llu refused, %llu closed, max %llu open; %llu datagram and %llu "
-			 "connection frames, %llu retransmits, %llu duplicates, %llu bad\n",
+			 "connection frames, %llu retransmits, %llu duplicates, %llu bad; "
+			 "%llu large messages pulled by fi_read\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
 			 (unsigned long long)n->st.conns_accepted,
 			 (unsigned long long)n->st.conns_refused,
@@ -1452,7 +1580,14 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.conns_max,
 			 (unsigned long long)n->st.dgram_msgs, (unsigned long long)n->st.conn_msgs,
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
-			 (unsigned long long)n->st.bad_frames);
+			 (unsigned long long)n->st.bad_frames,
+			 (unsigned long long)ep->stats.rdv_read);
+	/* Registrations of sends still waiting go before their domain. */
+	for (size_t i = 0; i < ep->tx_cap; i++) {
+		if (ep->txs[i].mr)
+			fi_close(&ep->txs[i].mr->fid);
+		ep->txs[i].mr = NULL;
+	}
 	while (!mbu_dlist_empty(&n->peers))
 		mbx_net_peer_fini(ep, mbu_container_of(n->peers.next, struct mbx_npeer, link)->p);
 	ep->net = NULL;

@@ -32,6 +32,16 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p);
 void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p);
 /* Frames were committed to p's ring. */
 void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
+/* Rendezvous by fi_read where the core has FI_RMA and the peer's connection
+ * is up: the sender registers its data (key into *key), the receiver pulls
+ * it (mbx_net_read_done() follows, in mbx_progress.c). Both return a
+ * negative fi_errno when the path is not available now; the caller then
+ * uses the clear-to-send path. */
+int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov, size_t cnt,
+		    struct fid_mr **mr, uint32_t *key);
+/* Posts reads of rx->rd_key from rx->rd_next on, up to 4 in flight; 0 when
+ * something is in flight or all is asked for. */
+int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx);
 void mbx_net_progress(struct mbx_ep *ep);
 /* Something is under way that only polling will move. */
 bool mbx_net_busy(struct mbx_ep *ep);

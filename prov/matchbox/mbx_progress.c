@@ -129,6 +129,7 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
 	mbu_dlist_init(&p->txq);
 	mbu_dlist_init(&p->ctrlq);
 	mbu_dlist_init(&p->cts_wait);
+	mbu_dlist_init(&p->reading);
 	mbu_dlist_init(&p->pend_link);
 	mbu_dlist_insert_tail(&p->key_link, &n->q);
 	mbu_dlist_insert_tail(&p->all_link, &ep->peer_list);
@@ -282,6 +283,10 @@ static struct mbx_tx *tx_alloc(struct mbx_ep *ep)
 
 static void tx_free(struct mbx_ep *ep, struct mbx_tx *tx)
 {
+	if (tx->mr) {
+		fi_close(&tx->mr->fid);
+		tx->mr = NULL;
+	}
 	if (tx->bounce)
 		mbu_pool_put(&ep->bounce_pool, tx->bounce);
 	tx->bounce = NULL;
@@ -389,6 +394,8 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 {
 	struct mbx_peer *p = tx->peer;
 	struct mbx_wire *w;
+	uint64_t off;
+	uint32_t key;
 	size_t i;
 
 	if (tx->op == MBX_OP_EAGER) {
@@ -411,13 +418,20 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 						tx->iov_cnt * sizeof(struct mbx_wire_iov)));
 	if (!w)
 		return -FI_EAGAIN;
-	fill_wire(w, MBX_OP_RTS, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
+	/* To another host, offer the data for fi_read where the connection
+	 * allows it; the receiver may still ask for it by clear-to-send. */
+	if (p->net && !tx->mr && mbx_net_rma_reg(ep, p, tx->iov, tx->iov_cnt, &tx->mr, &key))
+		tx->mr = NULL;
+	fill_wire(w, MBX_OP_RTS, tx->wflags | (tx->mr ? MBX_WF_RMA : 0), tx->tag, tx->data,
+		  tx->size, tx_id(tx));
+	w->rsvd2 = tx->mr ? (uint32_t)fi_mr_key(tx->mr) : 0;
 	w->iov_cnt = (uint8_t)tx->iov_cnt;
-	for (i = 0; i < tx->iov_cnt; i++) {
+	for (i = 0, off = 0; i < tx->iov_cnt; i++) {
 		struct mbx_wire_iov *wi = (struct mbx_wire_iov *)(w + 1) + i;
 
-		wi->addr = (uint64_t)(uintptr_t)tx->iov[i].iov_base;
+		wi->addr = tx->mr ? off : (uint64_t)(uintptr_t)tx->iov[i].iov_base;
 		wi->len = tx->iov[i].iov_len;
+		off += tx->iov[i].iov_len;
 	}
 	mbu_ring_commit(&p->prod, &w->f);
 	kick(ep, p);
@@ -806,12 +820,65 @@ static void large_done(struct mbx_ep *ep, struct mbx_rx *rx)
 	rx_release(ep, rx);
 }
 
+static void read_fallback(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
+{
+	mbu_dlist_remove(&rx->link);
+	rx->rd_pending = 0;
+	ep->stats.rdv_copy++;
+	mbu_dlist_insert_tail(&rx->link, &p->cts_wait);
+	cts_activate(ep, p);
+}
+
+/* One fi_read of a large message from another host has finished: ask for
+ * more, or finish. A read that failed (its connection went away:
+ * -FI_ECONNABORTED when the connection is retired under it) sends the
+ * receive back to clear-to-send, from offset 0, over whatever channel
+ * comes next. A completion for a receive no longer reading (failed over,
+ * or its peer failed) is ignored. */
+void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx, uint64_t id,
+		       int err)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&p->reading, it)
+		if (it == &rx->link && rx->msg_id == id)
+			break;
+	if (it == &p->reading)
+		return;
+	if (err == -FI_ECONNABORTED) {
+		read_fallback(ep, p, rx);
+		return;
+	}
+	rx->rd_pending--;
+	if (err && !rx->rd_failed) {
+		MBX_INFO(FI_LOG_EP_DATA, "fi_read from %s failed (%s); asking by clear-to-send\n",
+			 p->name, fi_strerror(err));
+		rx->rd_failed = true;
+	}
+	if (rx->rd_failed) {
+		if (!rx->rd_pending)
+			read_fallback(ep, p, rx);
+		return;
+	}
+	if (rx->rd_next < rx->take && mbx_net_read(ep, p, rx)) {
+		rx->rd_failed = true;
+		if (!rx->rd_pending)
+			read_fallback(ep, p, rx);
+		return;
+	}
+	if (rx->rd_next == rx->take && !rx->rd_pending) {
+		mbu_dlist_remove(&rx->link);
+		ep->stats.rdv_read++;
+		large_done(ep, rx);
+	}
+}
+
 /* A large message has matched `rx`. Returns true when `rx` is finished with
  * (a multi-receive buffer carries on while it has room). */
 static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
 			struct mbx_peer *p, fi_addr_t src, uint64_t tag, uint64_t data,
 			uint64_t size, uint64_t id, uint8_t wflags,
-			const struct mbx_wire_iov *riov, size_t rcnt)
+			const struct mbx_wire_iov *riov, size_t rcnt, uint32_t rkey)
 {
 	bool use_cma, consumed = true;
 
@@ -857,6 +924,16 @@ static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 	if (!rx->take) {
 		large_done(ep, rx);
 		return consumed;
+	}
+	if (p->net && (wflags & MBX_WF_RMA)) {
+		rx->rd_key = rkey;
+		rx->rd_next = 0;
+		rx->rd_pending = 0;
+		rx->rd_failed = false;
+		if (!mbx_net_read(ep, p, rx)) {
+			mbu_dlist_insert_tail(&rx->link, &p->reading);
+			return consumed;
+		}
 	}
 	use_cma = p->cma_ok && (mbx_param.large_proto == MBX_LARGE_CMA ||
 				(mbx_param.large_proto == MBX_LARGE_AUTO &&
@@ -967,7 +1044,7 @@ bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
 					 ux->wflags, ux->src);
 	} else {
 		consumed = start_large(ep, q, rx, ux->peer, ux->src, ux->tag, ux->data, ux->size,
-				       ux->id, ux->wflags, ux->riov, ux->riov_cnt);
+				       ux->id, ux->wflags, ux->riov, ux->riov_cnt, ux->rkey);
 	}
 	mbx_ux_free(ep, ux);
 	return consumed;
@@ -1173,7 +1250,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 			deliver_eager(ep, pq, rx, payload, w->size, tag, w->data, w->flags, src);
 		} else {
 			start_large(ep, pq, rx, p, src, tag, w->data, w->size, w->id, w->flags,
-				    (const struct mbx_wire_iov *)(w + 1), w->iov_cnt);
+				    (const struct mbx_wire_iov *)(w + 1), w->iov_cnt, w->rsvd2);
 		}
 		return 1;
 	}
@@ -1207,6 +1284,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	} else if (w->op == MBX_OP_RTS) {
 		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
 		ux->riov_cnt = w->iov_cnt;
+		ux->rkey = w->rsvd2;
 	}
 	if (mbx_unexp_insert(uq, &ux->m, src, tag)) {
 		mbx_ux_free(ep, ux);
@@ -1375,6 +1453,16 @@ static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 	}
 	while (!mbu_dlist_empty(&p->cts_wait)) {
 		struct mbx_rx *rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait),
+						     struct mbx_rx, link);
+
+		if (ep->rx_cq)
+			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, 0, 0,
+					 rx->msg_tag, 0, NULL, rx->msg_src);
+		mbx_cntr_inc_err(ep->rx_cntr);
+		rx_release(ep, rx);
+	}
+	while (!mbu_dlist_empty(&p->reading)) {
+		struct mbx_rx *rx = mbu_container_of(mbu_dlist_pop(&p->reading),
 						     struct mbx_rx, link);
 
 		if (ep->rx_cq)
@@ -1591,6 +1679,9 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 		if (tx->bounce)
 			mbu_pool_put(&ep->bounce_pool, tx->bounce);
 		tx->bounce = NULL;
+		if (tx->mr)
+			fi_close(&tx->mr->fid);
+		tx->mr = NULL;
 	}
 	while ((it = mbu_dlist_pop(&ep->peer_list))) {
 		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);
@@ -1600,6 +1691,9 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 								      struct mbx_ctrl, link));
 		while (!mbu_dlist_empty(&p->cts_wait))
 			mbu_pool_put(&ep->rx_pool, mbu_container_of(mbu_dlist_pop(&p->cts_wait),
+								    struct mbx_rx, link));
+		while (!mbu_dlist_empty(&p->reading))
+			mbu_pool_put(&ep->rx_pool, mbu_container_of(mbu_dlist_pop(&p->reading),
 								    struct mbx_rx, link));
 		if (p->cts_active)
 			mbu_pool_put(&ep->rx_pool, p->cts_active);

@@ -62,6 +62,9 @@ enum mbx_wire_flags {
 	MBX_WF_TAGGED = 1 << 0,
 	MBX_WF_CQDATA = 1 << 1,
 	MBX_WF_ACKREQ = 1 << 2,	/* eager: answer with ACK after placement */
+	MBX_WF_RMA = 1 << 3,	/* net RTS: the data is registered for fi_read under
+				 * the key in rsvd2, at offset 0 (iov addrs are
+				 * offsets) */
 };
 
 struct mbx_wire {
@@ -72,7 +75,7 @@ struct mbx_wire {
 	uint8_t flags;
 	uint8_t iov_cnt;	/* RTS: number of mbx_wire_iov after the header */
 	uint16_t rsvd;
-	uint32_t rsvd2;
+	uint32_t rsvd2;		/* RTS with MBX_WF_RMA: the memory key */
 	uint64_t tag;
 	uint64_t data;		/* CQ data; CTS: first bulk chunk number */
 	uint64_t size;		/* message bytes; CTS: bytes wanted; FIN: bytes taken */

@@ -73,6 +73,13 @@ two_hosts() {
 	for p in ftx_pingpong ftx_bw ftx_unexp ftx_wild ftx_peek ftx_multirecv ftx_trunc ftx_cancel; do
 		check "$p, 2 hosts" env FTX_HOSTS=2 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 1,64,4096,65536,1048576 -I 20)
 	done
+	# Large messages over a connection are pulled with fi_read (tcp has
+	# FI_RMA); the clear-to-send path stays covered with it turned off.
+	check "large messages by fi_read (ftx_pingpong, counted at close), 2 hosts" by_read
+	for p in ftx_pingpong ftx_bw ftx_trunc ftx_unexp; do
+		check "$p by clear-to-send (FI_MATCHBOX_NET_RMA=0), 2 hosts" env FTX_HOSTS=2 \
+			FI_MATCHBOX_NET_RMA=0 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 65536,1048576 -I 20)
+	done
 	for mode in $modes; do
 		check "ftx_conn counts $mode, 2 hosts x 2" conn 2 "$mode" -n 4 -M 4
 		for t in t_env t_p2p t_coll t_comm t_dtype t_errors; do
@@ -85,6 +92,14 @@ two_hosts() {
 		FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox)" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
+}
+
+by_read() {
+	local out
+	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=static FI_LOG_LEVEL=info FI_LOG_PROV=matchbox \
+		"$ftx/ftx_pingpong" -S 100000,1048576,4194304 -I 20 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -E "large messages pulled by fi_read"
+	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* large messages pulled by fi_read')" = 2 ]
 }
 
 four_hosts() {
@@ -213,7 +228,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f check mpi conn loss two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f check mpi conn loss by_read two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin
 

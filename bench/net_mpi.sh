@@ -10,6 +10,12 @@
 # per configuration, median of the rounds (interleaved), and the ratio of
 # matchbox to the better of rxm and ompi-tcp.
 # usage: bench/net_mpi.sh BUILD_DIR [ROUNDS]   (root)
+# NET_MPI_CONFIGS picks the configurations (default: matchbox rxm). The two
+# Open MPI ones do not give figures on this bed yet: its tcp BTL loses its
+# connections across the namespaces ("peer unexpectedly disconnected" after
+# both sides connect at once), and its CM path over matchbox, correct here,
+# takes about 2 ms per message across hosts (4 ms per 2-rank barrier),
+# against 6.6 us for our MPI over the same provider; cause not found yet.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?build dir}" && pwd)
@@ -46,7 +52,7 @@ launch() { # config test bytes
 }
 
 figures=("lat 8" "lat 1024" "lat 65536" "bw 65536" "bw 1048576" "rate 8")
-configs=(matchbox rxm ompi-tcp ompi-cm-mbx)
+read -ra configs <<<"${NET_MPI_CONFIGS:-matchbox rxm}"
 for ((r = 1; r <= rounds; r++)); do
 	for f in "${figures[@]}"; do
 		for c in "${configs[@]}"; do

@@ -460,7 +460,14 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
 ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
 		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,
 		       uint64_t cflags, uint64_t opflags, uint8_t wflags);
-void mbx_ux_refresh(struct mbx_ep *ep);
+void mbx_ux_rekey_all(struct mbx_ep *ep);
+/* Called per incoming frame and per posted receive: a compare unless the AV
+ * changed (mbx_progress.c says why). */
+static inline void mbx_ux_refresh(struct mbx_ep *ep)
+{
+	if (__builtin_expect(ep->av && ep->ux_gen != ep->av->gen, 0))
+		mbx_ux_rekey_all(ep);
+}
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx);
 void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux);
 void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux);

@@ -153,13 +153,11 @@ static fi_addr_t peer_fiaddr(struct mbx_ep *ep, struct mbx_peer *p)
  * the insert; whenever the AV has changed, those messages are re-keyed under
  * their sender's address, before anything else is matched or queued (so a
  * sender's later messages never get ahead of them). */
-void mbx_ux_refresh(struct mbx_ep *ep)
+void mbx_ux_rekey_all(struct mbx_ep *ep)
 {
 	struct mbx_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
 	struct mbu_dlist *it;
 
-	if (!ep->av || ep->ux_gen == ep->av->gen)
-		return;
 	ep->ux_gen = ep->av->gen;
 	for (int q = 0; q < 2; q++) {
 		if (!qs[q]->count)

@@ -10,12 +10,11 @@
 # per configuration, median of the rounds (interleaved), and the ratio of
 # matchbox to the better of rxm and ompi-tcp.
 # usage: bench/net_mpi.sh BUILD_DIR [ROUNDS]   (root)
-# NET_MPI_CONFIGS picks the configurations (default: matchbox rxm). The two
-# Open MPI ones do not give figures on this bed yet: its tcp BTL loses its
-# connections across the namespaces ("peer unexpectedly disconnected" after
-# both sides connect at once), and its CM path over matchbox, correct here,
-# takes about 2 ms per message across hosts (4 ms per 2-rank barrier),
-# against 6.6 us for our MPI over the same provider; cause not found yet.
+# NET_MPI_CONFIGS picks the configurations (default: all four). Open MPI
+# runs with --bind-to none: every namespace "host" is the same machine, and
+# Open MPI binds each host's first rank to core 0, which put both ranks on
+# one core (about 2 ms per message, the scheduler's time slice). Its tcp BTL
+# also needs IPv6 off (btl_tcp_disable_family 6) to connect here.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?build dir}" && pwd)
@@ -41,10 +40,11 @@ launch() { # config test bytes
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${x[@]}" --timeout 120 \
 			"$tmp/mb.ours" "$@" ;;
 	ompi-*)
-		local x=(--mca pml ob1 --mca btl tcp,self)
+		local x=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_disable_family 6)
 		[ "$c" = ompi-cm-mbx ] && x=(--mca pml cm --mca mtl ofi
 			--mca mtl_ofi_provider_include matchbox -x FI_PROVIDER_PATH="$build/prov/matchbox")
-		ip netns exec mbx-h0 timeout 120 mpirun.openmpi --allow-run-as-root --host "$hosts" \
+		ip netns exec mbx-h0 timeout 120 mpirun.openmpi --allow-run-as-root --bind-to none \
+			--host "$hosts" \
 			-n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" \
 			--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 "${x[@]}" \
 			"$tmp/mb.ompi" "$@" ;;
@@ -52,7 +52,7 @@ launch() { # config test bytes
 }
 
 figures=("lat 8" "lat 1024" "lat 65536" "bw 65536" "bw 1048576" "rate 8")
-read -ra configs <<<"${NET_MPI_CONFIGS:-matchbox rxm}"
+read -ra configs <<<"${NET_MPI_CONFIGS:-matchbox rxm ompi-tcp ompi-cm-mbx}"
 for ((r = 1; r <= rounds; r++)); do
 	for f in "${figures[@]}"; do
 		for c in "${configs[@]}"; do

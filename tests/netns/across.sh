@@ -178,7 +178,10 @@ ompi() { # hosts, program path, extra mpirun.openmpi args...
 	local hosts=$1 prog=$2 list="" k
 	shift 2
 	for ((k = 0; k < hosts; k++)); do list+="${list:+,}$("$here/cluster.sh" addr $k):2"; done
-	ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --host "$list" -n $((2 * hosts)) \
+	# --bind-to none: the "hosts" share this machine's cores, and Open MPI
+	# would bind every host's first rank to core 0.
+	ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --bind-to none --host "$list" \
+		-n $((2 * hosts)) \
 		--mca plm_rsh_agent "$here/nsrsh" --mca btl_tcp_if_include eth0 \
 		--mca oob_tcp_if_include eth0 "$@" "$prog"
 }

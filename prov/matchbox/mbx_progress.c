@@ -1415,6 +1415,15 @@ static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 		mbu_dlist_remove(&p->pend_link);
 }
 
+static void fail_large_rx(struct mbx_ep *ep, struct mbx_rx *rx, size_t copied)
+{
+	if (ep->rx_cq)
+		mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, copied, 0,
+				 rx->msg_tag, 0, NULL, rx->msg_src);
+	mbx_cntr_inc_err(ep->rx_cntr);
+	rx_release(ep, rx);
+}
+
 /* Large receives from a sender that is gone can never finish: fail them,
  * and drop its announced-but-unmatched large messages, whose data lived in
  * its memory. */
@@ -1439,36 +1448,16 @@ static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 		}
 	}
 	if (p->cts_active) {
-		struct mbx_rx *rx = p->cts_active;
-
-		mbu_dlist_remove(&rx->link);
-		if (ep->rx_cq)
-			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, rx->copied,
-					 0, rx->msg_tag, 0, NULL, rx->msg_src);
-		mbx_cntr_inc_err(ep->rx_cntr);
-		rx_release(ep, rx);
+		mbu_dlist_remove(&p->cts_active->link);
+		fail_large_rx(ep, p->cts_active, p->cts_active->copied);
 		p->cts_active = NULL;
 	}
-	while (!mbu_dlist_empty(&p->cts_wait)) {
-		struct mbx_rx *rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait),
-						     struct mbx_rx, link);
-
-		if (ep->rx_cq)
-			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, 0, 0,
-					 rx->msg_tag, 0, NULL, rx->msg_src);
-		mbx_cntr_inc_err(ep->rx_cntr);
-		rx_release(ep, rx);
-	}
-	while (!mbu_dlist_empty(&p->reading)) {
-		struct mbx_rx *rx = mbu_container_of(mbu_dlist_pop(&p->reading),
-						     struct mbx_rx, link);
-
-		if (ep->rx_cq)
-			mbx_cq_write_err(ep->rx_cq, rx->context, rx->flags, FI_EIO, 0, 0,
-					 rx->msg_tag, 0, NULL, rx->msg_src);
-		mbx_cntr_inc_err(ep->rx_cntr);
-		rx_release(ep, rx);
-	}
+	while (!mbu_dlist_empty(&p->cts_wait))
+		fail_large_rx(ep, mbu_container_of(mbu_dlist_pop(&p->cts_wait), struct mbx_rx,
+						   link), 0);
+	while (!mbu_dlist_empty(&p->reading))
+		fail_large_rx(ep, mbu_container_of(mbu_dlist_pop(&p->reading), struct mbx_rx,
+						   link), 0);
 }
 
 /* A dead peer must turn into error completions, not a hang, and its slot

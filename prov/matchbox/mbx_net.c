@@ -25,6 +25,7 @@
 
 #include "mbu_credit.h"
 #include "mbu_futex.h"
+#include "mbu_iov.h"
 #include "mbu_rel.h"
 
 /* libfabric 1.17's internal flag that lets a provider find core providers
@@ -1094,30 +1095,6 @@ int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *i
 
 #define RD_WINDOW 4u
 
-/* The part [off, off + len) of a receive's buffers, as at most `cap` iovs. */
-static size_t iov_slice(const struct iovec *iov, size_t cnt, size_t off, size_t len,
-			struct iovec *out, size_t cap)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < cnt && len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		if (k == cap)
-			return 0;
-		n = iov[i].iov_len - off < len ? iov[i].iov_len - off : len;
-		out[k].iov_base = (char *)iov[i].iov_base + off;
-		out[k++].iov_len = n;
-		len -= n;
-		off = 0;
-	}
-	return len ? 0 : k;
-}
-
 int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 {
 	struct mbx_net *n = ep->net;
@@ -1139,7 +1116,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 
 		if (len > mbx_param.net_rma_chunk)
 			len = mbx_param.net_rma_chunk;
-		k = iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
+		k = mbu_iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 		b = nb_get(n, true, NB_READ);

@@ -49,7 +49,17 @@ struct fi_matchbox_net_stats {
 	uint64_t duplicates;		/* datagrams received twice and dropped */
 	uint64_t bad_frames;		/* frames rejected by the checks */
 	uint64_t credit_waits;		/* times a connection had no credit left */
-	uint64_t srq_posted;		/* buffers in the shared receive queue */
+	uint64_t srq_posted;		/* buffers in the high-priority shared receive queue */
+	/* Low-priority connections: a second connection to a peer, opened when
+	 * it first has clear-to-send data, whose buffers come from a second
+	 * queue of larger buffers (sizes in bytes below). */
+	uint64_t lo_conns_open;
+	uint64_t lo_conns_max;
+	uint64_t lo_conns_made;		/* made or accepted */
+	uint64_t lo_msgs;		/* frames sent on low-priority connections */
+	uint64_t srq_lo_posted;
+	uint64_t srq_buf_hi;		/* bytes of frame per high-priority buffer */
+	uint64_t srq_buf_lo;
 };
 
 #ifdef __cplusplus

@@ -80,6 +80,7 @@ struct mbx_params {
 	size_t srq_k, srq_b;
 	size_t net_credits;
 	size_t net_frame;
+	size_t net_eager;
 	size_t net_rto_ms;
 	size_t net_tries;
 	bool net_rma;
@@ -300,6 +301,7 @@ struct mbx_peer {
 	fi_addr_t fiaddr;
 	uint64_t fiaddr_gen;
 	size_t eager_limit;		/* largest eager message to this peer */
+	size_t piece_limit;		/* net: largest DATA frame of a clear-to-send transfer */
 	struct mbx_npeer *net;		/* non-NULL: on another host, reached by net */
 	bool lost;			/* the net wire gave up on it: nothing more will come */
 };

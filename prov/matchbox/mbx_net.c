@@ -45,7 +45,16 @@
 
 enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
        NT_MAX };
-enum { CH_DGRAM = 0, CH_CONN = 1 };
+/* A peer's connections come in two classes, each with its own shared
+ * receive queue (Shipman et al.): high priority for eager data and control,
+ * in small buffers, and low priority for the DATA frames of clear-to-send
+ * transfers, in large ones. Only the high class is ordered with the
+ * matcher; DATA frames name their receive and offset, so they may overtake.
+ * A low connection is opened the first time a peer has DATA to send. */
+enum { CL_HI = 0, CL_LO = 1, CL_N };
+enum { CH_DGRAM = 0, CH_CONN = 1, CH_LO = 2 };	/* CH_CONN: the high class */
+#define CH_OF(cls) ((uint8_t)((cls) + 1))
+enum { POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
 enum { NF_ACK = 1 };
 
 /* Every net frame starts with this; a DATA frame carries one wire frame
@@ -72,9 +81,11 @@ struct cm_param {
 	uint32_t dst_ep;
 	struct mbx_addr src;
 	int32_t dst_pid;
+	uint32_t cls;
+	uint32_t buf[CL_N];	/* the asker's buffer sizes: they must be ours */
 };
 
-enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_READ };
+enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_SRX_LO, NB_READ };
 
 struct nbuf {
 	struct fi_context2 ctx;
@@ -85,7 +96,7 @@ struct nbuf {
 	struct mbx_rx *rx;	/* NB_READ: the receive pulling (with peer, txid) */
 	uint32_t len;
 	uint8_t kind;
-	bool small;
+	uint8_t pool;
 	int refs;
 	_Alignas(8) unsigned char d[];
 };
@@ -98,7 +109,17 @@ struct mbx_conn {
 	struct mbx_npeer *np;	/* NULL once abandoned or dead */
 	int state;
 	bool out;
+	uint8_t cls;
 	uint64_t dead_ns;
+};
+
+/* One connection class toward a peer. Flow control: sending, `credits`
+ * held and `peer_win` the window the peer last announced; receiving, `rx`
+ * (mbu_credit.h). */
+struct ncls {
+	struct mbx_conn *conn, *out, *in;
+	uint32_t credits, peer_win;
+	struct mbu_credit_rx rx;
 };
 
 struct mbx_npeer {
@@ -111,15 +132,11 @@ struct mbx_npeer {
 	struct mbu_rel_tx rtx;
 	struct mbu_rel_rx rrx;
 	struct mbu_dlist inq;		/* received frames the matcher has not taken */
-	struct mbx_conn *conn, *out, *in;
-	/* Connection flow control. Sending: `credits` held, `peer_win` the
-	 * window the peer last announced. Receiving: `rx` (mbu_credit.h). */
-	uint32_t credits, peer_win;
-	struct mbu_credit_rx rx;
+	struct ncls cl[CL_N];
 	uint32_t msgs;
 	bool want_conn;			/* never the datagram channel for data */
 	bool neighbour;			/* partial mode: connected at start */
-	bool closing;			/* we asked to close the connection */
+	bool closing;			/* we asked to close its connections */
 	bool need_ack;
 	bool failed;
 	uint64_t last_rx_ns, last_act_ns, retry_ns;
@@ -136,14 +153,15 @@ struct mbx_net {
 	struct fid_cq *ucq, *mcq;
 	struct fid_eq *eq;
 	struct fid_pep *pep;
-	struct fid_ep *srx;
-	struct mbu_pool small, big;
-	size_t big_size;
-	uint32_t dposted, sposted, nconns;
+	struct fid_ep *srx[CL_N];
+	struct mbu_pool pool[POOL_N];
+	size_t pool_size[POOL_N];	/* bytes of frame each buffer holds */
+	uint32_t dposted, sposted[CL_N], nconns[CL_N];
 	uint32_t credits;		/* the largest window (FI_MATCHBOX_NET_CREDITS) */
 	bool rma;			/* the connections can fi_read */
+	bool lo_used;			/* a low connection was ever started */
 	uint32_t mr_key;		/* last memory key handed out */
-	uint32_t committed;		/* sum of lent + owed: buffers promised */
+	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	uint64_t av_gen, last_tick, last_scan;
 	struct fi_matchbox_net_stats st;
@@ -172,28 +190,38 @@ static int addr_cmp(const struct mbx_addr *a, const struct mbx_addr *b)
 
 /* ---- buffers ---- */
 
-static struct nbuf *nb_get(struct mbx_net *n, bool small, uint8_t kind)
+static struct nbuf *nb_get(struct mbx_net *n, uint8_t pool, uint8_t kind)
 {
-	struct nbuf *b = mbu_pool_get(small ? &n->small : &n->big);
+	struct nbuf *b = mbu_pool_get(&n->pool[pool]);
 
 	if (!b)
 		return NULL;
 	memset(b, 0, sizeof(*b));
 	mbu_dlist_init(&b->link);
-	b->small = small;
+	b->pool = pool;
 	b->kind = kind;
 	b->refs = 1;
 	return b;
+}
+
+/* The smallest buffer a frame of `len` bytes (net header included) fits. */
+static uint8_t pool_for(struct mbx_net *n, uint32_t len)
+{
+	uint8_t i = POOL_SMALL;
+
+	while (i < POOL_BIG && len > n->pool_size[i])
+		i++;
+	return i;
 }
 
 static void nb_put(struct mbx_net *n, struct nbuf *b)
 {
 	if (--b->refs > 0)
 		return;
-	mbu_pool_put(b->small ? &n->small : &n->big, b);
+	mbu_pool_put(&n->pool[b->pool], b);
 }
 
-static uint32_t win_target(struct mbx_net *n);
+static uint32_t win_target(struct mbx_net *n, int cls);
 
 static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, uint8_t type,
 		     uint8_t chan, uint32_t len)
@@ -209,8 +237,8 @@ static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, ui
 	h->src = ep->addr;
 	h->dst_ep = np->p->addr.ep;
 	h->dst_pid = np->p->addr.pid;
-	if (chan == CH_CONN)
-		h->win = win_target(ep->net);
+	if (chan != CH_DGRAM)
+		h->win = win_target(ep->net, chan - 1);
 	b->len = len;
 }
 
@@ -219,7 +247,7 @@ static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, ui
 static void post_dgram(struct mbx_net *n)
 {
 	while (n->dposted < DGRAM_POSTED) {
-		struct nbuf *b = nb_get(n, true, NB_DRX);
+		struct nbuf *b = nb_get(n, POOL_SMALL, NB_DRX);
 
 		if (!b)
 			return;
@@ -231,40 +259,48 @@ static void post_dgram(struct mbx_net *n)
 	}
 }
 
-/* The shared receive queue and the connections' windows: mbu_credit.h. */
+/* The shared receive queues and the connections' windows: mbu_credit.h,
+ * applied to each class on its own. */
 static uint32_t win_min(struct mbx_net *n)
 {
 	return mbu_win_floor(n->credits);
 }
 
-static uint32_t win_target(struct mbx_net *n)
+static uint32_t win_target(struct mbx_net *n, int cls)
 {
-	return mbu_win_target(n->nconns, (uint32_t)mbx_param.srq_k, (uint32_t)mbx_param.srq_b,
-			      n->credits);
+	return mbu_win_target(n->nconns[cls], (uint32_t)mbx_param.srq_k,
+			      (uint32_t)mbx_param.srq_b, n->credits);
 }
 
-static uint32_t srq_target(struct mbx_net *n)
+static uint32_t srq_target(struct mbx_net *n, int cls)
 {
-	return mbu_srq_target(n->nconns, (uint32_t)mbx_param.srq_k, (uint32_t)mbx_param.srq_b,
-			      n->committed);
+	/* The low queue's large buffers cost nothing until a low connection
+	 * is about to need them. */
+	if (cls == CL_LO && !n->lo_used)
+		return 0;
+	return mbu_srq_target(n->nconns[cls], (uint32_t)mbx_param.srq_k,
+			      (uint32_t)mbx_param.srq_b, n->committed[cls]);
 }
 
-static void post_srq(struct mbx_net *n)
+static void post_srq(struct mbx_net *n, int cls)
 {
-	uint32_t want = srq_target(n);
+	uint8_t pool = cls == CL_HI ? POOL_HI : POOL_BIG;
+	uint32_t want = srq_target(n, cls);
 
-	while (n->sposted < want) {
-		struct nbuf *b = nb_get(n, false, NB_SRX);
+	while (n->sposted[cls] < want) {
+		struct nbuf *b = nb_get(n, pool, cls == CL_HI ? NB_SRX : NB_SRX_LO);
 
 		if (!b)
 			return;
-		if (fi_recv(n->srx, b->d, n->big_size, NULL, FI_ADDR_UNSPEC, &b->ctx)) {
+		if (fi_recv(n->srx[cls], b->d, n->pool_size[pool], NULL, FI_ADDR_UNSPEC,
+			    &b->ctx)) {
 			nb_put(n, b);
 			return;
 		}
-		n->sposted++;
+		n->sposted[cls]++;
 	}
-	n->st.srq_posted = n->sposted;
+	n->st.srq_posted = n->sposted[CL_HI];
+	n->st.srq_lo_posted = n->sposted[CL_LO];
 }
 
 /* ---- peers ---- */
@@ -356,9 +392,10 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	}
 	p->net = np;
 	p->cma_ok = false;
-	p->eager_limit = n->big_size - HDR - sizeof(struct mbx_wire);
+	p->eager_limit = n->pool_size[POOL_HI] - HDR - sizeof(struct mbx_wire);
 	if (p->eager_limit > ep->eager_limit)
 		p->eager_limit = ep->eager_limit;
+	p->piece_limit = n->pool_size[POOL_BIG] - HDR - sizeof(struct mbx_wire);
 	mbu_dlist_insert_tail(&np->link, &n->peers);
 	n->st.peers++;
 	ep->net_mask = 0;
@@ -380,27 +417,33 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 	struct mbx_npeer *np = c->np;
 
 	if (np) {
-		if (np->conn == c) {
-			np->conn = NULL;
-			mbu_credit_close(&np->rx, &n->committed);
+		struct ncls *cl = &np->cl[c->cls];
+
+		if (cl->conn == c) {
+			cl->conn = NULL;
+			mbu_credit_close(&cl->rx, &n->committed[c->cls]);
 			/* Reads on it may never complete: ask by clear-to-send. */
-			while (!mbu_dlist_empty(&np->p->reading)) {
+			while (c->cls == CL_HI && !mbu_dlist_empty(&np->p->reading)) {
 				struct mbx_rx *rx = mbu_container_of(np->p->reading.next,
 								     struct mbx_rx, link);
 
 				mbx_net_read_done(n->ep, np->p, rx, rx->msg_id, -FI_ECONNABORTED);
 			}
 		}
-		if (np->out == c)
-			np->out = NULL;
-		if (np->in == c)
-			np->in = NULL;
+		if (cl->out == c)
+			cl->out = NULL;
+		if (cl->in == c)
+			cl->in = NULL;
 		np->closing = false;
 	}
 	if (counted && c->state == C_UP) {
-		n->nconns--;
-		n->st.conns_open = n->nconns;
-		n->st.conns_closed++;
+		n->nconns[c->cls]--;
+		if (c->cls == CL_HI) {
+			n->st.conns_open = n->nconns[CL_HI];
+			n->st.conns_closed++;
+		} else {
+			n->st.lo_conns_open = n->nconns[CL_LO];
+		}
 	}
 	c->np = NULL;
 	c->state = C_DEAD;
@@ -415,12 +458,14 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 
 	if (!np)
 		return;
-	if (np->conn)
-		conn_retire(n, np->conn, true);
-	if (np->out)
-		conn_retire(n, np->out, false);
-	if (np->in)
-		conn_retire(n, np->in, false);
+	for (int k = 0; k < CL_N; k++) {
+		if (np->cl[k].conn)
+			conn_retire(n, np->cl[k].conn, true);
+		if (np->cl[k].out)
+			conn_retire(n, np->cl[k].out, false);
+		if (np->cl[k].in)
+			conn_retire(n, np->cl[k].in, false);
+	}
 	while (!mbu_dlist_empty(&np->inq))
 		nb_put(n, mbu_container_of(mbu_dlist_pop(&np->inq), struct nbuf, link));
 	while ((b = mbu_rel_rx_pop(&np->rrx)))
@@ -449,26 +494,32 @@ static int conn_setup(struct mbx_net *n, struct mbx_conn *c, struct fi_info *inf
 	if (!ret)
 		ret = fi_ep_bind(c->ep, &n->mcq->fid, FI_TRANSMIT | FI_RECV);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, &n->srx->fid, 0);
+		ret = fi_ep_bind(c->ep, &n->srx[c->cls]->fid, 0);
 	if (!ret)
 		ret = fi_enable(c->ep);
 	return ret;
 }
 
-static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np)
+static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 {
 	struct mbx_net *n = ep->net;
+	struct ncls *cl = &np->cl[cls];
 	struct sockaddr_in sin;
 	struct cm_param prm;
 	struct mbx_conn *c;
 	int ret;
 
-	if (np->conn || np->out || np->in || np->failed || mbu_now_ns() < np->retry_ns)
+	if (cl->conn || cl->out || cl->in || np->failed || mbu_now_ns() < np->retry_ns)
 		return;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return;
+	if (cls == CL_LO && !n->lo_used) {
+		n->lo_used = true;
+		post_srq(n, CL_LO);
+	}
 	c->np = np;
+	c->cls = (uint8_t)cls;
 	c->out = true;
 	c->state = C_CONNECTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
@@ -480,6 +531,9 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np)
 	prm.src = ep->addr;
 	prm.dst_ep = np->p->addr.ep;
 	prm.dst_pid = np->p->addr.pid;
+	prm.cls = (uint32_t)cls;
+	prm.buf[CL_HI] = (uint32_t)n->pool_size[POOL_HI];
+	prm.buf[CL_LO] = (uint32_t)n->pool_size[POOL_BIG];
 	ret = conn_setup(n, c, n->minfo);
 	if (!ret)
 		ret = fi_connect(c->ep, &sin, &prm, sizeof(prm));
@@ -490,7 +544,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np)
 		np->retries++;
 		return;
 	}
-	np->out = c;
+	cl->out = c;
 }
 
 static struct mbx_npeer *peer_of(struct mbx_ep *ep, const struct mbx_addr *a)
@@ -510,10 +564,11 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	struct cm_param prm;
 	struct mbx_npeer *np = NULL;
 	struct mbx_conn *c;
+	struct ncls *cl;
 
 	if ((size_t)len >= sizeof(*e) + sizeof(prm)) {
 		memcpy(&prm, e->data, sizeof(prm));
-		if (prm.magic == NET_MAGIC && prm.dst_ep == ep->addr.ep &&
+		if (prm.magic == NET_MAGIC && prm.cls < CL_N && prm.dst_ep == ep->addr.ep &&
 		    prm.dst_pid == ep->addr.pid && prm.src.job == ep->addr.job &&
 		    prm.src.uid == ep->addr.uid && prm.src.host != ep->addr.host)
 			np = peer_of(ep, &prm.src);
@@ -522,26 +577,42 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 		n->st.bad_frames++;
 		goto reject;
 	}
-	if (np->conn || np->in)
+	/* A frame larger than the buffer it lands in would break the
+	 * connection: the sizes are a job-wide setting, checked here. */
+	if (prm.buf[CL_HI] != n->pool_size[POOL_HI] || prm.buf[CL_LO] != n->pool_size[POOL_BIG]) {
+		MBX_WARN(FI_LOG_EP_CTRL, "%s uses other net frame sizes (%u/%u bytes, here %zu/%zu): "
+			 "FI_MATCHBOX_NET_EAGER and FI_MATCHBOX_NET_FRAME must match across the job\n",
+			 np->p->name, prm.buf[CL_HI], prm.buf[CL_LO], n->pool_size[POOL_HI],
+			 n->pool_size[POOL_BIG]);
+		n->st.bad_frames++;
+		goto reject;
+	}
+	cl = &np->cl[prm.cls];
+	if (cl->conn || cl->in)
 		goto refuse;
-	if (np->out) {
+	if (cl->out) {
 		/* Both asked at once: the higher address's request wins. */
 		if (addr_cmp(&prm.src, &ep->addr) < 0)
 			goto refuse;
-		np->out->np = NULL;	/* its refusal will close it */
-		np->out = NULL;
+		cl->out->np = NULL;	/* its refusal will close it */
+		cl->out = NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		goto reject;
+	if (prm.cls == CL_LO && !n->lo_used) {
+		n->lo_used = true;
+		post_srq(n, CL_LO);
+	}
 	c->np = np;
+	c->cls = (uint8_t)prm.cls;
 	c->state = C_ACCEPTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
 	if (conn_setup(n, c, e->info) || fi_accept(c->ep, NULL, 0)) {
 		conn_close(c);
 		goto reject;
 	}
-	np->in = c;
+	cl->in = c;
 	fi_freeinfo(e->info);
 	return;
 refuse:
@@ -552,35 +623,47 @@ reject:
 }
 
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
-static void grant(struct mbx_ep *ep, struct mbx_npeer *np);
+static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls);
 
 static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 {
 	struct mbx_net *n = ep->net;
 	struct mbx_npeer *np = c->np;
+	struct ncls *cl = np ? &np->cl[c->cls] : NULL;
 
-	if (!np || (np->out != c && np->in != c)) {
+	if (!np || (cl->out != c && cl->in != c)) {
 		conn_retire(n, c, false);
 		return;
 	}
 	if (c->out)
-		np->out = NULL, n->st.conns_made++;
+		cl->out = NULL;
 	else
-		np->in = NULL, n->st.conns_accepted++;
+		cl->in = NULL;
 	c->state = C_UP;
-	np->conn = c;
+	cl->conn = c;
 	/* Both sides start every connection at the smallest window; the
 	 * receiver grows it (grant()) as far as its budget allows. */
-	np->credits = np->peer_win = win_min(n);
-	mbu_credit_open(&np->rx, n->credits, &n->committed);
+	cl->credits = cl->peer_win = win_min(n);
+	mbu_credit_open(&cl->rx, n->credits, &n->committed[c->cls]);
 	np->retries = 0;
 	np->last_act_ns = mbu_now_ns();
-	n->nconns++;
-	n->st.conns_open = n->nconns;
-	if (n->nconns > n->st.conns_max)
-		n->st.conns_max = n->nconns;
-	post_srq(n);
-	grant(ep, np);
+	n->nconns[c->cls]++;
+	if (c->cls == CL_HI) {
+		if (c->out)
+			n->st.conns_made++;
+		else
+			n->st.conns_accepted++;
+		n->st.conns_open = n->nconns[CL_HI];
+		if (n->nconns[CL_HI] > n->st.conns_max)
+			n->st.conns_max = n->nconns[CL_HI];
+	} else {
+		n->st.lo_conns_made++;
+		n->st.lo_conns_open = n->nconns[CL_LO];
+		if (n->nconns[CL_LO] > n->st.lo_conns_max)
+			n->st.lo_conns_max = n->nconns[CL_LO];
+	}
+	post_srq(n, c->cls);
+	grant(ep, np, c->cls);
 	np_flush(ep, np);
 }
 
@@ -692,34 +775,46 @@ static void resend(uint32_t seq, void *pkt, void *arg)
 	(void)dgram_send(a->n, a->np, b);
 }
 
-static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+static bool cl_up(const struct ncls *cl)
 {
+	return cl->conn && cl->conn->state == C_UP;
+}
+
+static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, int cls, struct nbuf *b)
+{
+	struct mbx_conn *c = np->cl[cls].conn;
 	int ret;
 
-	b->conn = np->conn;
-	ret = (int)fi_send(np->conn->ep, b->d, b->len, NULL, 0, &b->ctx);
-	if (!ret) {
-		b->refs++;	/* until its send completes */
-		ep->net->st.conn_msgs += nb_hdr(b)->type == NT_DATA;
+	b->conn = c;
+	ret = (int)fi_send(c->ep, b->d, b->len, NULL, 0, &b->ctx);
+	if (ret)
+		return ret;
+	b->refs++;	/* until its send completes */
+	if (nb_hdr(b)->type == NT_DATA) {
+		if (cls == CL_HI)
+			ep->net->st.conn_msgs++;
+		else
+			ep->net->st.lo_msgs++;
 	}
-	return ret;
+	return 0;
 }
 
 /* A control frame with no payload: ACK and PROBE on the datagram channel,
- * CREDIT and CLOSE_* on the connection. */
-static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type)
+ * CREDIT and CLOSE_* on a connection of class `cls`. */
+static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int cls)
 {
 	struct mbx_net *n = ep->net;
 	bool dgram = type == NT_ACK || type == NT_PROBE;
+	struct ncls *cl = &np->cl[cls];
 	struct nbuf *b;
 	int ret;
 
-	if (!dgram && (!np->conn || np->conn->state != C_UP))
+	if (!dgram && !cl_up(cl))
 		return -FI_ENOTCONN;
-	b = nb_get(n, true, NB_TX);
+	b = nb_get(n, POOL_SMALL, NB_TX);
 	if (!b)
 		return -FI_EAGAIN;
-	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_CONN, HDR);
+	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_OF(cls), HDR);
 	if (dgram) {
 		put_ack(np, nb_hdr(b));
 		if (type == NT_PROBE) {
@@ -734,13 +829,22 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type)
 		}
 		ret = dgram_send(n, np, b);
 	} else {
-		nb_hdr(b)->credits = np->rx.owed;
-		ret = conn_send(ep, np, b);
+		nb_hdr(b)->credits = cl->rx.owed;
+		ret = conn_send(ep, np, cls, b);
 		if (!ret)
-			mbu_credit_sent(&np->rx);
+			mbu_credit_sent(&cl->rx);
 	}
 	nb_put(n, b);
 	return ret;
+}
+
+/* DATA frames of clear-to-send transfers go by the low class; everything
+ * the matcher must see in order goes by the high one. */
+static int frame_cls(const struct mbu_frame *f)
+{
+	const struct mbx_wire_small *w = (const struct mbx_wire_small *)f;
+
+	return f->len >= sizeof(*w) && w->op == MBX_OP_DATA ? CL_LO : CL_HI;
 }
 
 /* Move frames from the peer's ring onto a channel, in order, as far as
@@ -753,40 +857,45 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 
 	while (!np->failed && (st = mbu_ring_peek(&np->cons, &f)) == MBU_RING_FRAME) {
 		uint32_t len = HDR + f->len;
+		int cls = frame_cls(f);
+		struct ncls *cl = &np->cl[cls];
 		struct nbuf *b;
 
 		if (np->closing)
 			return;
-		if (np->conn && np->conn->state == C_UP) {
-			if (mbu_rel_tx_inflight(&np->rtx))
+		if (cl_up(cl)) {
+			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
 				return;	/* datagrams first, or the switch reorders */
-			if (!np->credits) {
+			if (!cl->credits) {
 				n->st.credit_waits++;
 				return;
 			}
-			b = nb_get(n, false, NB_TX);
+			b = nb_get(n, pool_for(n, len), NB_TX);
 			if (!b)
 				return;
-			fill_hdr(ep, np, b, NT_DATA, CH_CONN, len);
+			fill_hdr(ep, np, b, NT_DATA, CH_OF(cls), len);
 			memcpy(nb_frame(b), f, f->len);
 			track(b, np->p, f);
-			nb_hdr(b)->credits = np->rx.owed;
-			ret = conn_send(ep, np, b);
+			nb_hdr(b)->credits = cl->rx.owed;
+			ret = conn_send(ep, np, cls, b);
 			nb_put(n, b);
 			if (ret)
 				return;
-			mbu_credit_sent(&np->rx);
-			np->credits--;
+			mbu_credit_sent(&cl->rx);
+			cl->credits--;
+		} else if (cls == CL_LO) {
+			conn_start(ep, np, CL_LO);
+			return;
 		} else {
 			int64_t seq;
 
 			if (np->want_conn || len > DGRAM_MAX) {
-				conn_start(ep, np);
+				conn_start(ep, np, CL_HI);
 				return;
 			}
 			if (mbu_rel_tx_inflight(&np->rtx) >= MBU_REL_WINDOW)
 				return;
-			b = nb_get(n, true, NB_TX);
+			b = nb_get(n, POOL_SMALL, NB_TX);
 			if (!b)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_DGRAM, len);
@@ -800,7 +909,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			n->st.dgram_msgs++;
 			if (mbx_param.conn_mode != MBX_CONN_STATIC &&
 			    ++np->msgs >= mbx_param.conn_threshold)
-				conn_start(ep, np);
+				conn_start(ep, np, CL_HI);
 		}
 		mbu_ring_consume(&np->cons, f);
 		np->last_act_ns = mbu_now_ns();
@@ -847,28 +956,37 @@ static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
 	return r != 0;
 }
 
-static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type);
-
 /* Half the window consumed: give it back now, not at the next tick, or a
  * streaming sender stalls on credits. */
-static void return_credits(struct mbx_ep *ep, struct mbx_npeer *np)
+static void return_credits(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 {
-	if (np->rx.owed && np->rx.owed * 2 >= win_target(ep->net) && np->conn &&
-	    np->conn->state == C_UP)
-		send_ctl(ep, np, NT_CREDIT);
+	struct ncls *cl = &np->cl[cls];
+
+	if (cl->rx.owed && cl->rx.owed * 2 >= win_target(ep->net, cls) && cl_up(cl))
+		send_ctl(ep, np, NT_CREDIT, cls);
 }
 
 /* Grow the peer's window toward the target (connections closed, or this
  * one is new): buffers first, then the credits. */
-static void grant(struct mbx_ep *ep, struct mbx_npeer *np)
+static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 {
 	struct mbx_net *n = ep->net;
+	struct ncls *cl = &np->cl[cls];
 
-	if (!np->conn || np->conn->state != C_UP ||
-	    !mbu_credit_grow(&np->rx, win_target(n), &n->committed))
+	if (!cl_up(cl) || !mbu_credit_grow(&cl->rx, win_target(n, cls), &n->committed[cls]))
 		return;
-	post_srq(n);
-	send_ctl(ep, np, NT_CREDIT);
+	post_srq(n, cls);
+	send_ctl(ep, np, NT_CREDIT, cls);
+}
+
+/* A frame that came in a shared receive queue's buffer was consumed: its
+ * credit goes back to the sender (return_credits() decides when). */
+static void consumed(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
+{
+	int cls = b->kind == NB_SRX ? CL_HI : CL_LO;
+
+	if (b->kind == NB_SRX || b->kind == NB_SRX_LO)
+		mbu_credit_consumed(&np->cl[cls].rx, win_target(n, cls), &n->committed[cls]);
 }
 
 static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
@@ -881,12 +999,11 @@ static void np_deliver(struct mbx_ep *ep, struct mbx_npeer *np)
 		if (!deliver(ep, np, b))
 			return;
 		mbu_dlist_remove(&b->link);
-		if (b->kind == NB_SRX)
-			mbu_credit_consumed(&np->rx, win_target(n), &n->committed);
+		consumed(n, np, b);
 		nb_put(n, b);
 		if (!np->p->net)
 			return;	/* failed while delivering */
-		return_credits(ep, np);
+		return_credits(ep, np, CL_HI);
 	}
 	while ((b = mbu_rel_rx_pop(&np->rrx))) {
 		if (nb_hdr(b)->type != NT_DATA) {
@@ -931,43 +1048,80 @@ static void on_dgram(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
 	nb_put(n, b);
 }
 
-static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np)
+/* Every class's connection to the peer goes; `shut` on the side that
+ * asked, whose shutdown tells the other side's provider. */
+static void close_all(struct mbx_net *n, struct mbx_npeer *np, bool shut)
+{
+	for (int k = 0; k < CL_N; k++) {
+		struct mbx_conn *c = np->cl[k].conn;
+
+		if (!c)
+			continue;
+		conn_retire(n, c, true);
+		if (shut && c->ep)
+			fi_shutdown(c->ep, 0);
+	}
+}
+
+/* Nothing of ours unconsumed at the peer, on any class. */
+static bool credits_home(const struct mbx_npeer *np)
+{
+	for (int k = 0; k < CL_N; k++)
+		if (cl_up(&np->cl[k]) && np->cl[k].credits < np->cl[k].peer_win)
+			return false;
+	return true;
+}
+
+static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 {
 	struct mbu_frame *f;
-	bool quiet = np->conn && mbu_ring_peek(&np->cons, &f) == MBU_RING_EMPTY &&
-		     mbu_dlist_empty(&np->inq) && np->credits >= np->peer_win &&
+	bool quiet = mbu_ring_peek(&np->cons, &f) == MBU_RING_EMPTY &&
+		     mbu_dlist_empty(&np->inq) && credits_home(np) &&
 		     !mbu_rel_tx_inflight(&np->rtx);
 
 	if (!quiet) {
-		send_ctl(ep, np, NT_CLOSE_NAK);
+		send_ctl(ep, np, NT_CLOSE_NAK, cls);
 		return;
 	}
-	/* Agreed: nothing more goes out on it; the asking side shuts it. */
-	if (!send_ctl(ep, np, NT_CLOSE_ACK))
-		conn_retire(ep->net, np->conn, true);
+	/* Agreed: nothing more goes out on them; the asking side shuts them. */
+	if (!send_ctl(ep, np, NT_CLOSE_ACK, cls))
+		close_all(ep->net, np, false);
 }
 
-static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
+static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int cls)
 {
 	struct mbx_net *n = ep->net;
 	struct nhdr *h = nb_hdr(b);
 	struct mbx_npeer *np;
+	struct ncls *cl;
 	void *held;
 
-	if (!hdr_ok(ep, h, got, CH_CONN) || !(np = peer_of(ep, &h->src))) {
+	if (!hdr_ok(ep, h, got, CH_OF(cls)) || !(np = peer_of(ep, &h->src)) ||
+	    (cls == CL_LO && h->type == NT_DATA && frame_cls(nb_frame(b)) != CL_LO)) {
 		n->st.bad_frames++;
 		nb_put(n, b);
 		return;
 	}
+	cl = &np->cl[cls];
 	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
-	if (h->credits <= n->credits && np->credits + h->credits <= n->credits)
-		np->credits += h->credits;
+	if (h->credits <= n->credits && cl->credits + h->credits <= n->credits)
+		cl->credits += h->credits;
 	else
 		n->st.bad_frames++;
 	if (h->win >= win_min(n) && h->win <= n->credits)
-		np->peer_win = h->win;
+		cl->peer_win = h->win;
 	switch (h->type) {
 	case NT_DATA:
+		if (cls == CL_LO) {
+			/* It names its receive and offset: no order to keep
+			 * with the matcher's frames. */
+			deliver(ep, np, b);
+			consumed(n, np, b);
+			nb_put(n, b);
+			if (np->p->net)
+				return_credits(ep, np, CL_LO);
+			return;
+		}
 		/* Whatever came earlier by datagram goes first. */
 		while ((held = mbu_rel_rx_pop(&np->rrx)))
 			mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
@@ -975,16 +1129,11 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
 		np_deliver(ep, np);
 		return;
 	case NT_CLOSE_REQ:
-		on_close_req(ep, np);
+		on_close_req(ep, np, cls);
 		break;
 	case NT_CLOSE_ACK:
-		if (np->closing && np->conn) {
-			struct mbx_conn *c = np->conn;
-
-			conn_retire(n, c, true);
-			if (c->ep)
-				fi_shutdown(c->ep, 0);
-		}
+		if (np->closing)
+			close_all(n, np, true);
 		break;
 	case NT_CLOSE_NAK:
 		np->closing = false;
@@ -1031,9 +1180,11 @@ static void read_cqs(struct mbx_ep *ep)
 		for (i = 0; i < got; i++) {
 			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
 
-			if (b->kind == NB_SRX) {
-				n->sposted--;
-				on_conn_frame(ep, b, (uint32_t)e[i].len);
+			if (b->kind == NB_SRX || b->kind == NB_SRX_LO) {
+				int cls = b->kind == NB_SRX ? CL_HI : CL_LO;
+
+				n->sposted[cls]--;
+				on_conn_frame(ep, b, (uint32_t)e[i].len, cls);
 			} else if (b->kind == NB_READ) {
 				mbx_net_read_done(ep, b->peer, b->rx, b->txid, 0);
 				nb_put(n, b);
@@ -1042,7 +1193,8 @@ static void read_cqs(struct mbx_ep *ep)
 				nb_put(n, b);
 			}
 		}
-		post_srq(n);
+		post_srq(n, CL_HI);
+		post_srq(n, CL_LO);
 	}
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
@@ -1050,8 +1202,8 @@ static void read_cqs(struct mbx_ep *ep)
 		if (fi_cq_readerr(n->mcq, &err, 0) > 0 && err.op_context) {
 			struct nbuf *b = mbu_container_of(err.op_context, struct nbuf, ctx);
 
-			if (b->kind == NB_SRX) {
-				n->sposted--;
+			if (b->kind == NB_SRX || b->kind == NB_SRX_LO) {
+				n->sposted[b->kind == NB_SRX ? CL_HI : CL_LO]--;
 			} else if (b->kind == NB_READ) {
 				mbx_net_read_done(ep, b->peer, b->rx, b->txid, -(int)err.err);
 			} else if (b->conn && b->conn->np) {
@@ -1062,7 +1214,8 @@ static void read_cqs(struct mbx_ep *ep)
 				conn_retire(n, b->conn, true);
 			}
 			nb_put(n, b);
-			post_srq(n);
+			post_srq(n, CL_HI);
+			post_srq(n, CL_LO);
 		}
 	}
 }
@@ -1076,7 +1229,7 @@ int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *i
 	struct mbx_npeer *np = p->net;
 	int ret;
 
-	if (!n || !n->rma || !np || !np->conn || np->conn->state != C_UP ||
+	if (!n || !n->rma || !np || !cl_up(&np->cl[CL_HI]) ||
 	    cnt > n->minfo->domain_attr->mr_iov_limit)
 		return -FI_EOPNOTSUPP;
 	/* Keys are chosen here (the core's keys are the caller's, FI_MR_SCALABLE
@@ -1101,7 +1254,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	struct mbx_npeer *np = p->net;
 	size_t cap = n ? n->minfo->tx_attr->iov_limit : 0;
 
-	if (!n || !n->rma || !np || !np->conn || np->conn->state != C_UP || !rx->rd_key)
+	if (!n || !n->rma || !np || !cl_up(&np->cl[CL_HI]) || !rx->rd_key)
 		return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 	if (cap > MBX_IOV_LIMIT)
 		cap = MBX_IOV_LIMIT;
@@ -1119,13 +1272,13 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		k = mbu_iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
-		b = nb_get(n, true, NB_READ);
+		b = nb_get(n, POOL_SMALL, NB_READ);
 		if (!b)
 			return rx->rd_pending ? 0 : -FI_EAGAIN;
 		b->peer = p;
 		b->rx = rx;
 		b->txid = rx->msg_id;
-		b->conn = np->conn;
+		b->conn = np->cl[CL_HI].conn;
 		riov.addr = rx->rd_next;
 		riov.len = len;
 		riov.key = rx->rd_key;
@@ -1135,7 +1288,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		msg.rma_iov = &riov;
 		msg.rma_iov_count = 1;
 		msg.context = &b->ctx;
-		ret = (int)fi_readmsg(np->conn->ep, &msg, 0);
+		ret = (int)fi_readmsg(b->conn->ep, &msg, 0);
 		if (ret) {
 			nb_put(n, b);
 			return rx->rd_pending ? 0 : ret;
@@ -1157,8 +1310,9 @@ static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np)
 	np->failed = true;
 	while (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 		mbu_ring_consume(&np->cons, f);
-	if (np->conn)
-		conn_retire(ep->net, np->conn, true);
+	for (int k = 0; k < CL_N; k++)
+		if (np->cl[k].conn)
+			conn_retire(ep->net, np->cl[k].conn, true);
 	mbx_fail_peer(ep, np->p);
 }
 
@@ -1170,7 +1324,7 @@ static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
 	if (mbu_ring_peek(&np->cons, &f) != MBU_RING_EMPTY || mbu_rel_tx_inflight(&np->rtx) ||
 	    np->p->cts_active || !mbu_dlist_empty(&np->p->cts_wait))
 		return true;
-	if (np->conn && np->credits < np->peer_win)
+	if (!credits_home(np))
 		return true;
 	for (i = 0; i < ep->tx_cap; i++)
 		if (ep->txs[i].state != MBX_TX_FREE && ep->txs[i].peer == np->p)
@@ -1191,6 +1345,8 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 	mbu_dlist_foreach_safe(&n->peers, it, tmp) {
 		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
 		struct mbu_frame *f;
+		int upc = 0, first = CL_HI;
+		bool owed = false;
 
 		if (np->failed)
 			continue;
@@ -1199,25 +1355,34 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 			np_fail(ep, np);
 			continue;
 		}
-		if (np->rx.owed && np->conn && np->conn->state == C_UP &&
-		    np->rx.owed * 2 >= win_target(n))
-			send_ctl(ep, np, NT_CREDIT);
-		grant(ep, np);
-		if (np->rx.owed && np->conn && np->conn->state == C_UP && now - np->last_act_ns > TICK_NS)
-			send_ctl(ep, np, NT_CREDIT);
+		for (int k = 0; k < CL_N; k++) {
+			struct ncls *cl = &np->cl[k];
+
+			if (!cl_up(cl))
+				continue;
+			return_credits(ep, np, k);
+			grant(ep, np, k);
+			if (cl->rx.owed && now - np->last_act_ns > TICK_NS)
+				send_ctl(ep, np, NT_CREDIT, k);
+			if (!upc++)
+				first = k;
+			owed |= cl->rx.owed != 0;
+		}
 		if (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 			np_flush(ep, np);
-		if (idle_ns && np->conn && np->conn->state == C_UP && !np->closing &&
-		    now - np->last_act_ns > idle_ns && addr_cmp(&ep->addr, &np->p->addr) < 0 &&
-		    !np->rx.owed && !np_waiting(ep, np) && mbu_dlist_empty(&np->inq)) {
-			if (!send_ctl(ep, np, NT_CLOSE_REQ))
+		/* The lower address asks; the one close handshake takes both
+		 * classes down. */
+		if (idle_ns && upc && !np->closing && now - np->last_act_ns > idle_ns &&
+		    addr_cmp(&ep->addr, &np->p->addr) < 0 && !owed && !np_waiting(ep, np) &&
+		    mbu_dlist_empty(&np->inq)) {
+			if (!send_ctl(ep, np, NT_CLOSE_REQ, first))
 				np->closing = true;
 			np->last_act_ns = now;
 		}
 		if (scan && now - np->last_rx_ns > PROBE_AFTER_NS &&
 		    !mbu_rel_tx_inflight(&np->rtx) &&
 		    (np_waiting(ep, np) || mbx_rx_waits_on(ep, np->p))) {
-			send_ctl(ep, np, NT_PROBE);
+			send_ctl(ep, np, NT_PROBE, CL_HI);
 		}
 	}
 	mbu_dlist_foreach_safe(&n->conns, it, tmp) {
@@ -1236,7 +1401,7 @@ static void send_acks(struct mbx_ep *ep)
 		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
 
 		if (np->need_ack && !np->failed)
-			send_ctl(ep, np, NT_ACK);
+			send_ctl(ep, np, NT_ACK, CL_HI);
 	}
 }
 
@@ -1260,7 +1425,7 @@ static void av_sync(struct mbx_ep *ep)
 		if (!p || mbx_peer_connect(ep, p) || !p->net)
 			continue;
 		if (p->net->want_conn)
-			conn_start(ep, p->net);
+			conn_start(ep, p->net, CL_HI);
 	}
 }
 
@@ -1392,7 +1557,8 @@ static uint16_t port_of(struct fid *fid)
 static void net_free(struct mbx_net *n)
 {
 	struct fid *fids[] = {
-		n->pep ? &n->pep->fid : NULL, n->srx ? &n->srx->fid : NULL,
+		n->pep ? &n->pep->fid : NULL, n->srx[CL_HI] ? &n->srx[CL_HI]->fid : NULL,
+		n->srx[CL_LO] ? &n->srx[CL_LO]->fid : NULL,
 		n->mcq ? &n->mcq->fid : NULL, n->eq ? &n->eq->fid : NULL,
 		n->mdom ? &n->mdom->fid : NULL, n->mfab ? &n->mfab->fid : NULL,
 		n->uep ? &n->uep->fid : NULL, n->uav ? &n->uav->fid : NULL,
@@ -1410,8 +1576,8 @@ static void net_free(struct mbx_net *n)
 		fi_freeinfo(n->uinfo);
 	if (n->minfo)
 		fi_freeinfo(n->minfo);
-	mbu_pool_fini(&n->small);
-	mbu_pool_fini(&n->big);
+	for (int k = 0; k < POOL_N; k++)
+		mbu_pool_fini(&n->pool[k]);
 	free(n);
 }
 
@@ -1443,9 +1609,16 @@ int mbx_net_open(struct mbx_ep *ep)
 	mbu_dlist_init(&n->peers);
 	mbu_dlist_init(&n->conns);
 	n->credits = (uint32_t)mbx_param.net_credits;
-	n->big_size = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
-	mbu_pool_init(&n->small, sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
-	mbu_pool_init(&n->big, sizeof(struct nbuf) + n->big_size, 16, 0);
+	n->pool_size[POOL_SMALL] = DGRAM_MAX;
+	n->pool_size[POOL_HI] = HDR + sizeof(struct mbx_wire) + mbx_param.net_eager;
+	n->pool_size[POOL_BIG] = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
+	if (n->pool_size[POOL_HI] < DGRAM_MAX)
+		n->pool_size[POOL_HI] = DGRAM_MAX;	/* RTS frames must fit */
+	mbu_pool_init(&n->pool[POOL_SMALL], sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
+	mbu_pool_init(&n->pool[POOL_HI], sizeof(struct nbuf) + n->pool_size[POOL_HI], 16, 0);
+	mbu_pool_init(&n->pool[POOL_BIG], sizeof(struct nbuf) + n->pool_size[POOL_BIG], 8, 0);
+	n->st.srq_buf_hi = n->pool_size[POOL_HI];
+	n->st.srq_buf_lo = n->pool_size[POOL_BIG];
 	n->uinfo = pick_core(mbx_param.net_dgram_prov, dgram_order, FI_EP_DGRAM, ip, FI_MSG);
 	/* Connections that can fi_read carry large messages without a copy
 	 * through our frames; a core without FI_RMA still does the rest. */
@@ -1485,7 +1658,9 @@ int mbx_net_open(struct mbx_ep *ep)
 	if (!ret)
 		ret = fi_cq_open(n->mdom, &cq_attr, &n->mcq, NULL);
 	if (!ret)
-		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx, NULL);
+		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx[CL_HI], NULL);
+	if (!ret)
+		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx[CL_LO], NULL);
 	if (!ret)
 		ret = fi_passive_ep(n->mfab, n->minfo, &n->pep, NULL);
 	if (!ret)
@@ -1509,7 +1684,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	ep->net = n;
 	n->ep = ep;
 	post_dgram(n);
-	post_srq(n);
+	post_srq(n, CL_HI);
 	ep->addr.ip = ip;
 	ep->addr.ports = (uint32_t)uport << 16 | mport;
 	MBX_INFO(FI_LOG_EP_CTRL, "net wire %s/%s on %08x ports %u/%u\n",
@@ -1549,7 +1724,8 @@ void mbx_net_close(struct mbx_ep *ep)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
 			 "%llu refused, %llu closed, max %llu open; %llu datagram and %llu "
 			 "connection frames, %llu retransmits, %llu duplicates, %llu bad; "
-			 "%llu large messages pulled by fi_read\n",
+			 "%llu large messages pulled by fi_read; %llu low-priority connections, "
+			 "%llu frames on them\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
 			 (unsigned long long)n->st.conns_accepted,
 			 (unsigned long long)n->st.conns_refused,
@@ -1558,7 +1734,8 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.dgram_msgs, (unsigned long long)n->st.conn_msgs,
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
 			 (unsigned long long)n->st.bad_frames,
-			 (unsigned long long)ep->stats.rdv_read);
+			 (unsigned long long)ep->stats.rdv_read,
+			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs);
 	/* Registrations of sends still waiting go before their domain. */
 	for (size_t i = 0; i < ep->tx_cap; i++) {
 		if (ep->txs[i].mr)

@@ -570,8 +570,8 @@ static void stream_net(struct mbx_ep *ep, struct mbx_tx *tx)
 		size_t n = tx->want - tx->streamed;
 		struct mbx_wire *w;
 
-		if (n > p->eager_limit)
-			n = p->eager_limit;
+		if (n > p->piece_limit)
+			n = p->piece_limit;
 		w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*w) + n));
 		if (!w)
 			break;

@@ -76,6 +76,7 @@ two_hosts() {
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
 	check "large messages by fi_read (ftx_pingpong, counted at close), 2 hosts" by_read
+	check "clear-to-send data by the low-priority connection (counted at close), 2 hosts" by_cts
 	for p in ftx_pingpong ftx_bw ftx_trunc ftx_unexp; do
 		check "$p by clear-to-send (FI_MATCHBOX_NET_RMA=0), 2 hosts" env FTX_HOSTS=2 \
 			FI_MATCHBOX_NET_RMA=0 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 65536,1048576 -I 20)
@@ -90,6 +91,8 @@ two_hosts() {
 		FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_coll, idle teardown every 20 ms" mpi 2 t_coll FI_MATCHBOX_CONN_IDLE_MS=20 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_p2p by clear-to-send (both classes), idle teardown every 20 ms" mpi 2 t_p2p \
+		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
 	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox)" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
 }
@@ -100,6 +103,17 @@ by_read() {
 		"$ftx/ftx_pingpong" -S 100000,1048576,4194304 -I 20 2>&1) || { echo "$out"; return 1; }
 	echo "$out" | grep -E "large messages pulled by fi_read"
 	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* large messages pulled by fi_read')" = 2 ]
+}
+
+# Without fi_read the data follows a clear-to-send as DATA frames, which go
+# by a second, low-priority connection into the large-buffer queue.
+by_cts() {
+	local out
+	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_NET_RMA=0 FI_LOG_LEVEL=info \
+		FI_LOG_PROV=matchbox "$ftx/ftx_pingpong" -S 100000,1048576 -I 20 2>&1) ||
+		{ echo "$out"; return 1; }
+	echo "$out" | grep -E "low-priority"
+	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* low-priority connections, [1-9][0-9]* frames')" = 2 ]
 }
 
 four_hosts() {
@@ -120,15 +134,19 @@ four_hosts() {
 		check "unexpected all-to-all of $sz B, starved receive queue, 4 hosts x 2" \
 			ftis_starved 4 "$sz"
 	done
+	# The same with the data in low-priority frames: both queues starved.
+	check "unexpected all-to-all of 131072 B by clear-to-send, both queues starved, 4 hosts x 2" \
+		ftis_starved 4 131072 -x FI_MATCHBOX_NET_RMA=0
 }
-ftis_starved() { # hosts, bytes
-	local out
-	out=$(ip netns exec mbx-h0 "$mpirun" -n $((2 * $1)) --ppn 2 \
+ftis_starved() { # hosts, bytes, extra mpirun arguments...
+	local out hosts=$1 bytes=$2
+	shift 2
+	out=$(ip netns exec mbx-h0 "$mpirun" -n $((2 * hosts)) --ppn 2 \
 		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_MODE=static \
-		-x FI_MATCHBOX_SRQ_K=0 -x FI_MATCHBOX_SRQ_B=1 -x FI_MATCHBOX_NET_CREDITS=1 \
-		--timeout 120 "$ftisbin" "$2" 5) || return 1
+		-x FI_MATCHBOX_SRQ_K=0 -x FI_MATCHBOX_SRQ_B=1 -x FI_MATCHBOX_NET_CREDITS=1 "$@" \
+		--timeout 120 "$ftisbin" "$bytes" 5) || return 1
 	echo "$out"
-	grep -qE "^ftis $2 $((2 * $1)) " <<<"$out"
+	grep -qE "^ftis $bytes $((2 * hosts)) " <<<"$out"
 }
 
 idle_and_loss() {
@@ -231,7 +249,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f check mpi conn loss by_read two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f check mpi conn loss by_read by_cts two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin
 

@@ -10,6 +10,8 @@
 #   starved   k=0, b=1 and 1-frame windows: one buffer per connection (+8)
 # and prints microseconds per iteration and the ratios to generous, with the
 # times senders waited for a credit. The data is checked every iteration.
+# FTIS_ENV adds mpirun arguments to every run, e.g. "-x FI_MATCHBOX_NET_RMA=0"
+# to move the large blocks by clear-to-send through the low-priority queue.
 # usage: bench/ftis.sh BUILD_DIR [RANKS] [ROUNDS]   (root)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +34,7 @@ run() { # config size
 	esac
 	ip netns exec mbx-h0 "$build/mpi/mpirun" -n "$ranks" --ppn 2 \
 		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_MODE=static \
-		"${env[@]}" --timeout 300 "$tmp/ftis" "$2" 20 2>"$tmp/err" | sed -n "s/^ftis /$1 /p"
+		"${env[@]}" ${FTIS_ENV:-} --timeout 300 "$tmp/ftis" "$2" 20 2>"$tmp/err" | sed -n "s/^ftis /$1 /p"
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "FAIL $1 $2" >&2; tail -n 3 "$tmp/err" >&2; }
 }
 for ((r = 1; r <= rounds; r++)); do

@@ -240,8 +240,28 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
 	done
 	steps+=";2 openmpi_hosts;4 openmpi_hosts4"
 fi
+slurm_progs=""
+if command -v srun >/dev/null && command -v slurmd >/dev/null && command -v slurmctld >/dev/null &&
+	command -v munged >/dev/null && compgen -G "/usr/lib/*/slurm*/mpi_pmix*.so" >/dev/null; then
+	slurm_progs="t_env t_p2p t_coll t_comm t_dtype t_errors"
+	steps+=";2 slurm_hosts;4 slurm_hosts"
+fi
 # ACROSS_STEPS="HOSTS FUNCTION;..." runs only those steps (while working on one).
 steps=${ACROSS_STEPS:-$steps}
+# Slurm's own launcher: srun --mpi=pmix starts the ranks through slurmd's
+# PMIx server (our libmpi is a PMIx client), 2 ranks a host.
+slurm_hosts() {
+	local d t
+	d=$(mktemp -d /tmp/mbx-slurm.XXXXXX)
+	check "Slurm daemons up on $MBX_HOSTS hosts" "$here/slurm.sh" start "$MBX_HOSTS" "$d"
+	for t in $slurm_progs; do
+		check "MPI $t under srun --mpi=pmix, $MBX_HOSTS hosts x 2" env SLURM_CONF="$d/slurm.conf" \
+			ip netns exec mbx-h0 timeout 120 srun --mpi=pmix -N "$MBX_HOSTS" \
+			-n $((2 * MBX_HOSTS)) --ntasks-per-node=2 "$mt/$t"
+	done
+	"$here/slurm.sh" stop "$d"
+	rm -rf "$d"
+}
 openmpi_hosts4() {
 	check "Open MPI CM over matchbox: t_p2p adaptive, 4 hosts x 2" ompi_cm 4 t_p2p adaptive
 	check "Open MPI CM over matchbox: t_coll adaptive, 4 hosts x 2" ompi_cm 4 t_coll adaptive
@@ -249,9 +269,9 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f check mpi conn loss by_read by_cts two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn loss by_read by_cts two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
-export ftx mpirun mt modes pass fail here build ompibin ftisbin
+export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 
 run_on() { # hosts, function
 	"$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""

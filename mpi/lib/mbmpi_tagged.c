@@ -431,6 +431,14 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
 			size_t olen)
 {
+	static bool told;
+
+	/* The MPI error class alone says "other": name the first cause. */
+	if (err && err != FI_ECANCELED && err != FI_ETRUNC && !told) {
+		told = true;
+		fprintf(stderr, "matchbox mpi: rank %d: an operation failed in the provider: %s "
+			"(FI_LOG_LEVEL=warn shows why)\n", mbmpi.world_rank, fi_strerror(err));
+	}
 	switch (f->type) {
 	case MBMPI_FOP_RECV:
 		te_on_recv(f, e, err, olen);
@@ -496,7 +504,14 @@ static int te_progress(void)
 	} else if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 
-		if (fi_cq_readerr(te.cq, &err, 0) == 1) {
+		/* An entry without a context belongs to no operation of ours (a
+		 * provider reporting a failed inject): nothing to complete. */
+		if (fi_cq_readerr(te.cq, &err, 0) != 1) {
+			/* raced with another reader: nothing there */
+		} else if (!err.op_context) {
+			fprintf(stderr, "matchbox mpi: an operation without a context failed: %s\n",
+				fi_strerror(err.err < 0 ? -err.err : err.err));
+		} else {
 			/* shm 1.17 reports its errors negated; the class is what counts. */
 			int code = err.err < 0 ? -err.err : err.err;
 			struct fi_cq_tagged_entry t = {.op_context = err.op_context,

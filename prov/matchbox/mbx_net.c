@@ -85,6 +85,15 @@ struct cm_param {
 	uint32_t buf[CL_N];	/* the asker's buffer sizes: they must be ours */
 };
 
+/* Why a connection request was rejected, in the rejection's data: a peer
+ * whose buffers cannot take our frames must fail, not retry for ever. */
+struct cm_reject {
+	uint32_t magic;
+	uint32_t reason;
+};
+
+enum { REJ_SIZES = 1 };
+
 enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_SRX_LO, NB_READ };
 
 struct nbuf {
@@ -187,6 +196,8 @@ static int addr_cmp(const struct mbx_addr *a, const struct mbx_addr *b)
 	kb = mbx_addr_k1(b);
 	return ka < kb ? -1 : ka > kb;
 }
+
+static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why);
 
 /* ---- buffers ---- */
 
@@ -563,6 +574,7 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	struct mbx_net *n = ep->net;
 	struct cm_param prm;
 	struct mbx_npeer *np = NULL;
+	struct cm_reject rej = { NET_MAGIC, REJ_SIZES };
 	struct mbx_conn *c;
 	struct ncls *cl;
 
@@ -585,7 +597,13 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 			 np->p->name, prm.buf[CL_HI], prm.buf[CL_LO], n->pool_size[POOL_HI],
 			 n->pool_size[POOL_BIG]);
 		n->st.bad_frames++;
-		goto reject;
+		fi_reject(n->pep, e->info->handle, &rej, sizeof(rej));
+		fi_freeinfo(e->info);
+		/* Both sides give up on the pair, or receives posted here for
+		 * it would wait for ever. */
+		if (!np->failed)
+			np_fail(ep, np, "cannot share connections with this endpoint");
+		return;
 	}
 	cl = &np->cl[prm.cls];
 	if (cl->conn || cl->in)
@@ -667,6 +685,16 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 	np_flush(ep, np);
 }
 
+static bool rejected_for_sizes(const struct fi_eq_err_entry *err)
+{
+	struct cm_reject rej;
+
+	if (err->err != FI_ECONNREFUSED || !err->err_data || err->err_data_size < sizeof(rej))
+		return false;
+	memcpy(&rej, err->err_data, sizeof(rej));
+	return rej.magic == NET_MAGIC && rej.reason == REJ_SIZES;
+}
+
 static void read_eq(struct mbx_ep *ep)
 {
 	struct mbx_net *n = ep->net;
@@ -688,6 +716,15 @@ static void read_eq(struct mbx_ep *ep)
 			if (!err.fid || err.fid == &n->pep->fid)
 				continue;
 			c = err.fid->context;
+			if (c && c->np && rejected_for_sizes(&err)) {
+				struct mbx_npeer *np = c->np;
+
+				conn_retire(n, c, false);
+				np_fail(ep, np, "refused our connection: other net frame sizes "
+					"(FI_MATCHBOX_NET_EAGER and FI_MATCHBOX_NET_FRAME must match "
+					"across the job)");
+				continue;
+			}
 			if (c && c->np) {
 				struct mbx_npeer *np = c->np;
 
@@ -1302,11 +1339,11 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 
 /* ---- timers ---- */
 
-static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np)
+static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why)
 {
 	struct mbu_frame *f;
 
-	MBX_WARN(FI_LOG_EP_DATA, "%s stopped answering on the net wire\n", np->p->name);
+	MBX_WARN(FI_LOG_EP_DATA, "%s %s; its operations fail\n", np->p->name, why);
 	np->failed = true;
 	while (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 		mbu_ring_consume(&np->cons, f);
@@ -1352,7 +1389,7 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 			continue;
 		ra.np = np;
 		if (mbu_rel_tx_poll(&np->rtx, now, resend, &ra) < 0) {
-			np_fail(ep, np);
+			np_fail(ep, np, "stopped answering on the net wire");
 			continue;
 		}
 		for (int k = 0; k < CL_N; k++) {

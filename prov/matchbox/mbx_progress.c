@@ -311,13 +311,19 @@ static struct mbx_tx *tx_lookup(struct mbx_ep *ep, struct mbx_peer *p, uint64_t 
 	return tx;
 }
 
-/* Send completions: opflags carries FI_COMPLETION as "write a CQ entry". */
+/* Send completions: opflags carries FI_COMPLETION as "write a CQ entry".
+ * A failed fi_inject has no context to report against (the API gives it
+ * none and promises no completion): it counts as an error on the counter
+ * and in the log, never as a CQ entry the caller could not place. */
 static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
 {
 	if (err) {
-		if (ep->tx_cq)
+		if (ep->tx_cq && (tx->context || !(tx->opflags & FI_INJECT)))
 			mbx_cq_write_err(ep->tx_cq, tx->context, tx->flags, err, 0, 0,
 					 tx->tag, 0, NULL, FI_ADDR_NOTAVAIL);
+		else
+			MBX_WARN(FI_LOG_EP_DATA, "an injected send to %s failed: %s\n",
+				 tx->peer ? tx->peer->name : "a peer", fi_strerror(err));
 		mbx_cntr_inc_err(ep->tx_cntr);
 	} else {
 		if (ep->tx_cq && (tx->opflags & FI_COMPLETION))

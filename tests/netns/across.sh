@@ -77,6 +77,7 @@ two_hosts() {
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
 	check "large messages by fi_read (ftx_pingpong, counted at close), 2 hosts" by_read
 	check "clear-to-send data by the low-priority connection (counted at close), 2 hosts" by_cts
+	check "ranks with other net buffer sizes fail the pair at once, not hang, 2 hosts" mismatch
 	for p in ftx_pingpong ftx_bw ftx_trunc ftx_unexp; do
 		check "$p by clear-to-send (FI_MATCHBOX_NET_RMA=0), 2 hosts" env FTX_HOSTS=2 \
 			FI_MATCHBOX_NET_RMA=0 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 65536,1048576 -I 20)
@@ -103,6 +104,22 @@ by_read() {
 		"$ftx/ftx_pingpong" -S 100000,1048576,4194304 -I 20 2>&1) || { echo "$out"; return 1; }
 	echo "$out" | grep -E "large messages pulled by fi_read"
 	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* large messages pulled by fi_read')" = 2 ]
+}
+
+# A job whose ranks disagree on the net buffer sizes must not corrupt or
+# hang: the connection is refused with a reason, both sides fail the pair
+# (error completions, the MPI program aborts with the cause), within seconds.
+mismatch() {
+	local out st
+	out=$(ip netns exec mbx-h0 "$mpirun" -n 2 --ppn 1 --host-prefix "ip netns exec mbx-h%h" \
+		--pmix-if eth0 -x FI_MATCHBOX_CONN_MODE=static -x FI_LOG_LEVEL=warn \
+		-x FI_LOG_PROV=matchbox --timeout 60 "$here/on_rank1" FI_MATCHBOX_NET_EAGER=4096 \
+		"$mt/t_p2p" 2>&1)
+	st=$?
+	echo "$out" | grep -E "must match|failed in the provider" | head -n 4
+	[ $st != 0 ] && [ $st != 124 ] && ! grep -q "exceeded --timeout" <<<"$out" &&
+		grep -q "must match across the job" <<<"$out" &&
+		grep -q "an operation failed in the provider" <<<"$out"
 }
 
 # Without fi_read the data follows a clear-to-send as DATA frames, which go
@@ -269,7 +286,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn loss by_read by_cts two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,10 +26,11 @@ struct node {
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
+	struct fid_cntr *cntr;	/* counts sends; opened when asked for */
 	char name[64];
 };
 
-static void open_node(struct node *n)
+static void open_node_cntr(struct node *n, bool cntr)
 {
 	struct fi_info *h = fi_allocinfo();
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
@@ -47,13 +49,27 @@ static void open_node(struct node *n)
 	cr_assert_eq(fi_endpoint(n->domain, n->fi, &n->ep, NULL), 0);
 	cr_assert_eq(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	n->cntr = NULL;
+	if (cntr) {
+		struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+
+		cr_assert_eq(fi_cntr_open(n->domain, &cattr, &n->cntr, NULL), 0);
+		cr_assert_eq(fi_ep_bind(n->ep, &n->cntr->fid, FI_SEND), 0);
+	}
 	cr_assert_eq(fi_enable(n->ep), 0);
 	cr_assert_eq(fi_getname(&n->ep->fid, n->name, &len), 0);
+}
+
+static void open_node(struct node *n)
+{
+	open_node_cntr(n, false);
 }
 
 static void close_node(struct node *n)
 {
 	fi_close(&n->ep->fid);
+	if (n->cntr)
+		fi_close(&n->cntr->fid);
 	fi_close(&n->cq->fid);
 	fi_close(&n->av->fid);
 	fi_close(&n->domain->fid);
@@ -86,6 +102,7 @@ Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
 	if (pid == 0) {
 		struct node child;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive a failed test */
 		open_node(&child);
 		if (write(up[1], child.name, sizeof(child.name)) != sizeof(child.name))
 			_exit(1);
@@ -147,4 +164,72 @@ Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
 	cr_assert_eq(fi_tsend(me.ep, small, 8, NULL, peer, 3, NULL), -FI_EHOSTUNREACH);
 	close_node(&me);
 	free(big);
+}
+
+/* Injected sends carry no context and promise no completion: when the ones
+ * a full ring held back fail with their peer, they count on the error
+ * counter, and no CQ entry appears that the caller could not place. A send
+ * posted with a context still gets its error entry. */
+Test(deadpeer, failed_injects_count_without_cq_entries, .timeout = 60)
+{
+	int up[2], go[2], injected = 0, errors = 0;
+	char childname[64], c = 0, small[64] = { 0 };
+	struct node me;
+	fi_addr_t peer;
+	pid_t pid;
+	double start;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct node child;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive a failed test */
+		open_node(&child);
+		if (write(up[1], child.name, sizeof(child.name)) != sizeof(child.name))
+			_exit(1);
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(up[0], childname, sizeof(childname)), (ssize_t)sizeof(childname));
+	open_node_cntr(&me, true);
+	cr_assert_eq(fi_av_insert(me.av, childname, 1, &peer, 0, NULL), 1);
+	/* Past the ring, injects wait in the provider's queue. */
+	for (;;) {
+		ssize_t r = fi_tinject(me.ep, small, sizeof(small), peer, 2);
+
+		if (r == -FI_EAGAIN)
+			break;
+		cr_assert_eq(r, 0);
+		cr_assert_lt(++injected, 1000000, "injects never pushed back");
+	}
+	cr_assert_gt(injected, 100);
+	write(go[1], &c, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* Until the failures are counted, then a little longer to see every
+	 * entry they might have left. */
+	start = now();
+	for (double quiet = 0; now() - start < 10 && (!quiet || now() < quiet);) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err = { 0 };
+		ssize_t r = fi_cq_read(me.cq, &e, 1);
+
+		cr_assert_neq(r, 1, "an inject produced a completion");
+		if (r == -FI_EAVAIL) {
+			cr_assert_eq(fi_cq_readerr(me.cq, &err, 0), 1);
+			cr_assert_not_null(err.op_context, "an error entry without a context");
+			errors++;
+		}
+		if (!quiet && fi_cntr_readerr(me.cntr) > 0)
+			quiet = now() + 0.2;
+	}
+	cr_assert_gt(fi_cntr_readerr(me.cntr), 0, "the held-back injects never failed");
+	cr_assert_eq(errors, 0);
+	/* A send with a context still reports its failure. */
+	cr_assert_eq(fi_tsend(me.ep, small, 8, NULL, peer, 3, small), -FI_EHOSTUNREACH);
+	close_node(&me);
 }

@@ -85,36 +85,63 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
+/* A peer process with an endpoint that never makes progress, so that it
+ * holds back what is sent to it, until kill_peer() ends it. */
+struct silent_peer {
+	pid_t pid;
+	int go;
+	char name[64];
+};
+
+static void spawn_silent_peer(struct silent_peer *sp)
 {
 	int up[2], go[2];
-	char childname[64], c = 0;
-	struct node me;
-	fi_addr_t peer;
-	pid_t pid;
-	char *big = malloc(1 << 20), small[512];
-	int small_posted = 0, errors = 0, done = 0;
-	double start;
+	char c;
 
 	cr_assert_eq(pipe(up), 0);
 	cr_assert_eq(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
+	sp->pid = fork();
+	if (sp->pid == 0) {
 		struct node child;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive a failed test */
 		open_node(&child);
 		if (write(up[1], child.name, sizeof(child.name)) != sizeof(child.name))
 			_exit(1);
-		/* Never progress: hold the parent's sends, then wait to die. */
 		if (read(go[0], &c, 1) < 0)
 			_exit(1);
 		pause();
 		_exit(0);
 	}
-	cr_assert_eq(read(up[0], childname, sizeof(childname)), (ssize_t)sizeof(childname));
+	cr_assert_eq(read(up[0], sp->name, sizeof(sp->name)), (ssize_t)sizeof(sp->name));
+	close(up[0]);
+	close(up[1]);
+	close(go[0]);
+	sp->go = go[1];
+}
+
+static void kill_peer(struct silent_peer *sp)
+{
+	char c = 0;
+
+	cr_assert_eq(write(sp->go, &c, 1), 1);
+	kill(sp->pid, SIGKILL);
+	waitpid(sp->pid, NULL, 0);
+	close(sp->go);
+}
+
+Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
+{
+	struct silent_peer sp;
+	struct node me;
+	fi_addr_t peer;
+	char *big = malloc(1 << 20), small[512];
+	int small_posted = 0, errors = 0, done = 0;
+	double start;
+
+	spawn_silent_peer(&sp);
 	open_node(&me);
-	cr_assert_eq(fi_av_insert(me.av, childname, 1, &peer, 0, NULL), 1);
+	cr_assert_eq(fi_av_insert(me.av, sp.name, 1, &peer, 0, NULL), 1);
 	memset(big, 1, 1 << 20);
 	cr_assert_eq(fi_tsend(me.ep, big, 1 << 20, NULL, peer, 1, big), 0);
 	/* Fill the peer's ring and then the provider's send queue. */
@@ -136,9 +163,7 @@ Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
 			break;
 		done++;
 	}
-	write(go[1], &c, 1);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	kill_peer(&sp);
 	start = now();
 	while (done + errors < small_posted + 1 && now() - start < 10) {
 		struct fi_cq_tagged_entry e;
@@ -172,31 +197,16 @@ Test(deadpeer, sends_to_a_killed_peer_fail, .timeout = 60)
  * posted with a context still gets its error entry. */
 Test(deadpeer, failed_injects_count_without_cq_entries, .timeout = 60)
 {
-	int up[2], go[2], injected = 0, errors = 0;
-	char childname[64], c = 0, small[64] = { 0 };
+	int injected = 0, errors = 0;
+	char small[64] = { 0 };
+	struct silent_peer sp;
 	struct node me;
 	fi_addr_t peer;
-	pid_t pid;
 	double start;
 
-	cr_assert_eq(pipe(up), 0);
-	cr_assert_eq(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
-		struct node child;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive a failed test */
-		open_node(&child);
-		if (write(up[1], child.name, sizeof(child.name)) != sizeof(child.name))
-			_exit(1);
-		if (read(go[0], &c, 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	cr_assert_eq(read(up[0], childname, sizeof(childname)), (ssize_t)sizeof(childname));
+	spawn_silent_peer(&sp);
 	open_node_cntr(&me, true);
-	cr_assert_eq(fi_av_insert(me.av, childname, 1, &peer, 0, NULL), 1);
+	cr_assert_eq(fi_av_insert(me.av, sp.name, 1, &peer, 0, NULL), 1);
 	/* Past the ring, injects wait in the provider's queue. */
 	for (;;) {
 		ssize_t r = fi_tinject(me.ep, small, sizeof(small), peer, 2);
@@ -207,9 +217,7 @@ Test(deadpeer, failed_injects_count_without_cq_entries, .timeout = 60)
 		cr_assert_lt(++injected, 1000000, "injects never pushed back");
 	}
 	cr_assert_gt(injected, 100);
-	write(go[1], &c, 1);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	kill_peer(&sp);
 	/* Until the failures are counted, then a little longer to see every
 	 * entry they might have left. */
 	start = now();

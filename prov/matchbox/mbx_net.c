@@ -129,6 +129,8 @@ struct ncls {
 	struct mbx_conn *conn, *out, *in;
 	uint32_t credits, peer_win;
 	struct mbu_credit_rx rx;
+	uint64_t retry_ns;	/* no new attempt before (a failed one backs off) */
+	uint32_t retries;
 };
 
 struct mbx_npeer {
@@ -148,8 +150,7 @@ struct mbx_npeer {
 	bool closing;			/* we asked to close its connections */
 	bool need_ack;
 	bool failed;
-	uint64_t last_rx_ns, last_act_ns, retry_ns;
-	uint32_t retries;
+	uint64_t last_rx_ns, last_act_ns;
 };
 
 struct mbx_net {
@@ -511,6 +512,14 @@ static int conn_setup(struct mbx_net *n, struct mbx_conn *c, struct fi_info *inf
 	return ret;
 }
 
+/* A failed attempt of this class waits 10 ms, doubling up to 640 ms; the
+ * other class of the same peer is not held back by it. */
+static void back_off(struct ncls *cl)
+{
+	cl->retry_ns = mbu_now_ns() + (10000000ULL << (cl->retries < 6 ? cl->retries : 6));
+	cl->retries++;
+}
+
 static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 {
 	struct mbx_net *n = ep->net;
@@ -520,7 +529,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	struct mbx_conn *c;
 	int ret;
 
-	if (cl->conn || cl->out || cl->in || np->failed || mbu_now_ns() < np->retry_ns)
+	if (cl->conn || cl->out || cl->in || np->failed || mbu_now_ns() < cl->retry_ns)
 		return;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -551,8 +560,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	if (ret) {
 		MBX_WARN(FI_LOG_EP_CTRL, "connecting to %s: %s\n", np->p->name, fi_strerror(-ret));
 		conn_close(c);
-		np->retry_ns = mbu_now_ns() + (10000000ULL << (np->retries < 6 ? np->retries : 6));
-		np->retries++;
+		back_off(cl);
 		return;
 	}
 	cl->out = c;
@@ -663,7 +671,7 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 	 * receiver grows it (grant()) as far as its budget allows. */
 	cl->credits = cl->peer_win = win_min(n);
 	mbu_credit_open(&cl->rx, n->credits, &n->committed[c->cls]);
-	np->retries = 0;
+	cl->retries = 0;
 	np->last_act_ns = mbu_now_ns();
 	n->nconns[c->cls]++;
 	if (c->cls == CL_HI) {
@@ -725,13 +733,8 @@ static void read_eq(struct mbx_ep *ep)
 					"across the job)");
 				continue;
 			}
-			if (c && c->np) {
-				struct mbx_npeer *np = c->np;
-
-				np->retry_ns = mbu_now_ns() +
-					(10000000ULL << (np->retries < 6 ? np->retries : 6));
-				np->retries++;
-			}
+			if (c && c->np)
+				back_off(&c->np->cl[c->cls]);
 			if (c)
 				conn_retire(n, c, false);
 			continue;

@@ -315,6 +315,27 @@ static void post_srq(struct mbx_net *n, int cls)
 	n->st.srq_lo_posted = n->sposted[CL_LO];
 }
 
+static void post_srqs(struct mbx_net *n)
+{
+	post_srq(n, CL_HI);
+	post_srq(n, CL_LO);
+}
+
+/* The first low connection, ours or the peer's, brings the low queue. */
+static void use_lo(struct mbx_net *n)
+{
+	if (n->lo_used)
+		return;
+	n->lo_used = true;
+	post_srq(n, CL_LO);
+}
+
+/* The class whose shared receive queue a buffer came from, or -1. */
+static int srx_cls(const struct nbuf *b)
+{
+	return b->kind == NB_SRX ? CL_HI : b->kind == NB_SRX_LO ? CL_LO : -1;
+}
+
 /* ---- peers ---- */
 
 static bool is_pow2(uint64_t v)
@@ -534,10 +555,8 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return;
-	if (cls == CL_LO && !n->lo_used) {
-		n->lo_used = true;
-		post_srq(n, CL_LO);
-	}
+	if (cls == CL_LO)
+		use_lo(n);
 	c->np = np;
 	c->cls = (uint8_t)cls;
 	c->out = true;
@@ -626,10 +645,8 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		goto reject;
-	if (prm.cls == CL_LO && !n->lo_used) {
-		n->lo_used = true;
-		post_srq(n, CL_LO);
-	}
+	if (prm.cls == CL_LO)
+		use_lo(n);
 	c->np = np;
 	c->cls = (uint8_t)prm.cls;
 	c->state = C_ACCEPTING;
@@ -1023,9 +1040,9 @@ static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
  * credit goes back to the sender (return_credits() decides when). */
 static void consumed(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
 {
-	int cls = b->kind == NB_SRX ? CL_HI : CL_LO;
+	int cls = srx_cls(b);
 
-	if (b->kind == NB_SRX || b->kind == NB_SRX_LO)
+	if (cls >= 0)
 		mbu_credit_consumed(&np->cl[cls].rx, win_target(n, cls), &n->committed[cls]);
 }
 
@@ -1220,9 +1237,9 @@ static void read_cqs(struct mbx_ep *ep)
 		for (i = 0; i < got; i++) {
 			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
 
-			if (b->kind == NB_SRX || b->kind == NB_SRX_LO) {
-				int cls = b->kind == NB_SRX ? CL_HI : CL_LO;
+			int cls = srx_cls(b);
 
+			if (cls >= 0) {
 				n->sposted[cls]--;
 				on_conn_frame(ep, b, (uint32_t)e[i].len, cls);
 			} else if (b->kind == NB_READ) {
@@ -1233,8 +1250,7 @@ static void read_cqs(struct mbx_ep *ep)
 				nb_put(n, b);
 			}
 		}
-		post_srq(n, CL_HI);
-		post_srq(n, CL_LO);
+		post_srqs(n);
 	}
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
@@ -1242,8 +1258,8 @@ static void read_cqs(struct mbx_ep *ep)
 		if (fi_cq_readerr(n->mcq, &err, 0) > 0 && err.op_context) {
 			struct nbuf *b = mbu_container_of(err.op_context, struct nbuf, ctx);
 
-			if (b->kind == NB_SRX || b->kind == NB_SRX_LO) {
-				n->sposted[b->kind == NB_SRX ? CL_HI : CL_LO]--;
+			if (srx_cls(b) >= 0) {
+				n->sposted[srx_cls(b)]--;
 			} else if (b->kind == NB_READ) {
 				mbx_net_read_done(ep, b->peer, b->rx, b->txid, -(int)err.err);
 			} else if (b->conn && b->conn->np) {
@@ -1254,8 +1270,7 @@ static void read_cqs(struct mbx_ep *ep)
 				conn_retire(n, b->conn, true);
 			}
 			nb_put(n, b);
-			post_srq(n, CL_HI);
-			post_srq(n, CL_LO);
+			post_srqs(n);
 		}
 	}
 }
@@ -1350,9 +1365,7 @@ static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why)
 	np->failed = true;
 	while (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 		mbu_ring_consume(&np->cons, f);
-	for (int k = 0; k < CL_N; k++)
-		if (np->cl[k].conn)
-			conn_retire(ep->net, np->cl[k].conn, true);
+	close_all(ep->net, np, false);
 	mbx_fail_peer(ep, np->p);
 }
 

@@ -42,6 +42,18 @@
 #define TICK_NS		1000000ULL
 #define PROBE_AFTER_NS	1000000000ULL
 #define DEAD_CONN_NS	2000000000ULL
+/* A channel with nothing under way is polled on every 16th progress call
+ * only: each poll is a system call or two, and a spinning receiver that
+ * polls three channels notices its connection's frames later than one that
+ * polls one. A datagram or a connection handshake makes its channel hot
+ * (polled on every call) for HOT_NS. */
+#define COLD_POLLS	16u
+/* A datagram is acknowledged on its own only if the progress call after
+ * the one that received it has not carried the acknowledgement on a reply
+ * (a ping-pong then sends one datagram per message, not two), or at once
+ * after ACK_EVERY of them, a duplicate, a gap or a probe. */
+#define ACK_EVERY	(MBU_REL_WINDOW / 4)
+#define HOT_NS		50000000ULL
 
 enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
        NT_MAX };
@@ -119,6 +131,7 @@ struct mbx_conn {
 	int state;
 	bool out;
 	uint8_t cls;
+	uint32_t inflight;	/* our sends and reads on it not yet completed */
 	uint64_t dead_ns;
 };
 
@@ -149,6 +162,9 @@ struct mbx_npeer {
 	bool neighbour;			/* partial mode: connected at start */
 	bool closing;			/* we asked to close its connections */
 	bool need_ack;
+	bool ack_now;
+	uint16_t unacked;
+	uint32_t ack_poll;		/* the progress call that made need_ack */
 	bool failed;
 	uint64_t last_rx_ns, last_act_ns;
 };
@@ -174,6 +190,8 @@ struct mbx_net {
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	uint64_t av_gen, last_tick, last_scan;
+	uint64_t dgram_hot_ns, eq_hot_ns;	/* polled on every call until */
+	uint32_t polls;
 	struct fi_matchbox_net_stats st;
 };
 
@@ -435,12 +453,37 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	return 0;
 }
 
-static void conn_close(struct mbx_conn *c)
+static void conn_free(struct mbx_conn *c)
 {
 	mbu_dlist_remove(&c->link);
 	if (c->ep)
 		fi_close(&c->ep->fid);
 	free(c);
+}
+
+/* Closing the core endpoint flushes what is still queued on it into the CQ
+ * as error completions whose buffers name this connection, so its memory
+ * stays until the last of them has been read (conn_op_done()). */
+static void conn_close(struct mbx_conn *c)
+{
+	if (c->ep) {
+		fi_close(&c->ep->fid);
+		c->ep = NULL;
+	}
+	if (!c->inflight)
+		conn_free(c);
+}
+
+/* A send or read posted on b->conn completed, failed or was flushed. */
+static void conn_op_done(struct nbuf *b)
+{
+	struct mbx_conn *c = b->conn;
+
+	if (!c)
+		return;
+	b->conn = NULL;
+	if (!--c->inflight && c->state == C_DEAD && !c->ep)
+		conn_free(c);
 }
 
 /* Detach a connection from its peer; it is closed a little later, so that
@@ -562,6 +605,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	c->out = true;
 	c->state = C_CONNECTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
+	n->eq_hot_ns = mbu_now_ns() + HOT_NS;
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(np->p->addr.ip);
@@ -651,6 +695,7 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	c->cls = (uint8_t)prm.cls;
 	c->state = C_ACCEPTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
+	n->eq_hot_ns = mbu_now_ns() + HOT_NS;
 	if (conn_setup(n, c, e->info) || fi_accept(c->ep, NULL, 0)) {
 		conn_close(c);
 		goto reject;
@@ -804,13 +849,15 @@ static void put_ack(struct mbx_npeer *np, struct nhdr *h)
 {
 	mbu_rel_rx_ack(&np->rrx, &h->cum, &h->sack);
 	h->flags |= NF_ACK;
-	np->need_ack = false;
+	np->need_ack = np->ack_now = false;
+	np->unacked = 0;
 }
 
 static int dgram_send(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
 {
 	int ret = (int)fi_send(n->uep, b->d, b->len, NULL, np->uaddr, &b->ctx);
 
+	n->dgram_hot_ns = mbu_now_ns() + HOT_NS;
 	if (!ret)
 		b->refs++;
 	return ret;
@@ -842,10 +889,11 @@ static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, int cls, struct nb
 	struct mbx_conn *c = np->cl[cls].conn;
 	int ret;
 
-	b->conn = c;
 	ret = (int)fi_send(c->ep, b->d, b->len, NULL, 0, &b->ctx);
 	if (ret)
 		return ret;
+	b->conn = c;
+	c->inflight++;
 	b->refs++;	/* until its send completes */
 	if (nb_hdr(b)->type == NT_DATA) {
 		if (cls == CL_HI)
@@ -1087,12 +1135,17 @@ static void on_dgram(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
 		return;
 	}
 	np->last_rx_ns = mbu_now_ns();
+	n->dgram_hot_ns = np->last_rx_ns + HOT_NS;
 	if (h->flags & NF_ACK)
 		mbu_rel_tx_ack(&np->rtx, h->cum, h->sack, rel_release, n);
 	if (h->type == NT_DATA || h->type == NT_PROBE) {
+		bool in_order = h->seq == np->rrx.expect;
 		enum mbu_rel_verdict v = mbu_rel_rx_push(&np->rrx, h->seq, b);
 
+		if (!np->need_ack)
+			np->ack_poll = n->polls;
 		np->need_ack = true;
+		np->ack_now |= !in_order || h->type == NT_PROBE || ++np->unacked >= ACK_EVERY;
 		if (v != MBU_REL_ACCEPT) {
 			n->st.duplicates += v == MBU_REL_DUPLICATE;
 			nb_put(n, b);
@@ -1202,13 +1255,34 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 	np_flush(ep, np);
 }
 
-static void read_cqs(struct mbx_ep *ep)
+/* A send on a connection failed. Connections close only when both sides
+ * are quiet, so this one broke. What a control frame carried (credits, the
+ * close handshake) starts afresh on the next connection, but a DATA frame
+ * is gone with it: the peer fails (fail-stop) rather than leave the
+ * operations that frame carried waiting for ever. Frames flushed from a
+ * connection we had already retired carry nothing the peer still expects. */
+static void send_failed(struct mbx_ep *ep, struct nbuf *b, int err)
+{
+	struct mbx_conn *c = b->conn;
+	struct mbx_npeer *np = c ? c->np : NULL;
+
+	if (np) {
+		MBX_WARN(FI_LOG_EP_DATA, "send to %s failed: %s\n", np->p->name, fi_strerror(err));
+		if (nb_hdr(b)->type == NT_DATA && !np->failed)
+			np_fail(ep, np, "lost a frame with its broken connection");
+		else
+			conn_retire(ep->net, c, true);
+	}
+	conn_op_done(b);
+}
+
+static void read_cqs(struct mbx_ep *ep, bool dgram)
 {
 	struct mbx_net *n = ep->net;
 	struct fi_cq_msg_entry e[CQ_BATCH];
-	ssize_t got, i;
+	ssize_t got = 0, i;
 
-	while ((got = fi_cq_read(n->ucq, e, CQ_BATCH)) > 0) {
+	while (dgram && (got = fi_cq_read(n->ucq, e, CQ_BATCH)) > 0) {
 		for (i = 0; i < got; i++) {
 			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
 
@@ -1220,6 +1294,8 @@ static void read_cqs(struct mbx_ep *ep)
 			}
 		}
 		post_dgram(n);
+		if (got < CQ_BATCH)
+			break;
 	}
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
@@ -1243,14 +1319,18 @@ static void read_cqs(struct mbx_ep *ep)
 				n->sposted[cls]--;
 				on_conn_frame(ep, b, (uint32_t)e[i].len, cls);
 			} else if (b->kind == NB_READ) {
+				conn_op_done(b);
 				mbx_net_read_done(ep, b->peer, b->rx, b->txid, 0);
 				nb_put(n, b);
 			} else {
+				conn_op_done(b);
 				sent(n, b);
 				nb_put(n, b);
 			}
 		}
 		post_srqs(n);
+		if (got < CQ_BATCH)
+			break;
 	}
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
@@ -1261,13 +1341,10 @@ static void read_cqs(struct mbx_ep *ep)
 			if (srx_cls(b) >= 0) {
 				n->sposted[srx_cls(b)]--;
 			} else if (b->kind == NB_READ) {
+				conn_op_done(b);
 				mbx_net_read_done(ep, b->peer, b->rx, b->txid, -(int)err.err);
-			} else if (b->conn && b->conn->np) {
-				/* A send on a broken connection: the peer's
-				 * liveness decides what happens to it. */
-				MBX_WARN(FI_LOG_EP_DATA, "send to %s failed: %s\n",
-					 b->conn->np->p->name, fi_strerror(err.err));
-				conn_retire(n, b->conn, true);
+			} else {
+				send_failed(ep, b, (int)err.err);
 			}
 			nb_put(n, b);
 			post_srqs(n);
@@ -1333,7 +1410,6 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		b->peer = p;
 		b->rx = rx;
 		b->txid = rx->msg_id;
-		b->conn = np->cl[CL_HI].conn;
 		riov.addr = rx->rd_next;
 		riov.len = len;
 		riov.key = rx->rd_key;
@@ -1343,11 +1419,13 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		msg.rma_iov = &riov;
 		msg.rma_iov_count = 1;
 		msg.context = &b->ctx;
-		ret = (int)fi_readmsg(b->conn->ep, &msg, 0);
+		ret = (int)fi_readmsg(np->cl[CL_HI].conn->ep, &msg, 0);
 		if (ret) {
 			nb_put(n, b);
 			return rx->rd_pending ? 0 : ret;
 		}
+		b->conn = np->cl[CL_HI].conn;
+		b->conn->inflight++;
 		rx->rd_next += len;
 		rx->rd_pending++;
 		np->last_act_ns = mbu_now_ns();
@@ -1385,6 +1463,13 @@ static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
 	return false;
 }
 
+/* Time since stamp `t`; none for a stamp taken after `now`, as the peer
+ * work inside one tick does (a wrapped difference would read as ages). */
+static inline uint64_t since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
 static void tick(struct mbx_ep *ep, uint64_t now)
 {
 	struct mbx_net *n = ep->net;
@@ -1415,7 +1500,7 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 				continue;
 			return_credits(ep, np, k);
 			grant(ep, np, k);
-			if (cl->rx.owed && now - np->last_act_ns > TICK_NS)
+			if (cl->rx.owed && since(now, np->last_act_ns) > TICK_NS)
 				send_ctl(ep, np, NT_CREDIT, k);
 			if (!upc++)
 				first = k;
@@ -1425,14 +1510,14 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 			np_flush(ep, np);
 		/* The lower address asks; the one close handshake takes both
 		 * classes down. */
-		if (idle_ns && upc && !np->closing && now - np->last_act_ns > idle_ns &&
+		if (idle_ns && upc && !np->closing && since(now, np->last_act_ns) > idle_ns &&
 		    addr_cmp(&ep->addr, &np->p->addr) < 0 && !owed && !np_waiting(ep, np) &&
 		    mbu_dlist_empty(&np->inq)) {
 			if (!send_ctl(ep, np, NT_CLOSE_REQ, first))
 				np->closing = true;
 			np->last_act_ns = now;
 		}
-		if (scan && now - np->last_rx_ns > PROBE_AFTER_NS &&
+		if (scan && since(now, np->last_rx_ns) > PROBE_AFTER_NS &&
 		    !mbu_rel_tx_inflight(&np->rtx) &&
 		    (np_waiting(ep, np) || mbx_rx_waits_on(ep, np->p))) {
 			send_ctl(ep, np, NT_PROBE, CL_HI);
@@ -1441,19 +1526,20 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 	mbu_dlist_foreach_safe(&n->conns, it, tmp) {
 		struct mbx_conn *c = mbu_container_of(it, struct mbx_conn, link);
 
-		if (c->state == C_DEAD && now - c->dead_ns > DEAD_CONN_NS)
+		if (c->state == C_DEAD && since(now, c->dead_ns) > DEAD_CONN_NS)
 			conn_close(c);
 	}
 }
 
 static void send_acks(struct mbx_ep *ep)
 {
+	struct mbx_net *n = ep->net;
 	struct mbu_dlist *it;
 
-	mbu_dlist_foreach(&ep->net->peers, it) {
+	mbu_dlist_foreach(&n->peers, it) {
 		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
 
-		if (np->need_ack && !np->failed)
+		if (np->need_ack && !np->failed && (np->ack_now || np->ack_poll != n->polls))
 			send_ctl(ep, np, NT_ACK, CL_HI);
 	}
 }
@@ -1486,14 +1572,19 @@ void mbx_net_progress(struct mbx_ep *ep)
 {
 	struct mbx_net *n = ep->net;
 	uint64_t now;
+	bool cold;
 
 	if (!n)
 		return;
 	if (ep->av && ep->av->gen != n->av_gen &&
 	    (mbx_param.conn_mode == MBX_CONN_STATIC || mbx_param.conn_mode == MBX_CONN_PARTIAL))
 		av_sync(ep);
-	read_eq(ep);
-	read_cqs(ep);
+	now = mbu_now_ns();
+	cold = n->polls++ % COLD_POLLS != 0;
+	if (!cold || now < n->eq_hot_ns)
+		read_eq(ep);
+	read_cqs(ep, !cold || now < n->dgram_hot_ns);
+	now = mbu_now_ns();	/* what was just read may have stamped a later time */
 	if (!mbu_dlist_empty(&n->peers)) {
 		struct mbu_dlist *it;
 
@@ -1505,7 +1596,6 @@ void mbx_net_progress(struct mbx_ep *ep)
 		}
 		send_acks(ep);
 	}
-	now = mbu_now_ns();
 	if (now - n->last_tick >= TICK_NS) {
 		n->last_tick = now;
 		tick(ep, now);
@@ -1621,7 +1711,7 @@ static void net_free(struct mbx_net *n)
 	size_t i;
 
 	while (!mbu_dlist_empty(&n->conns))
-		conn_close(mbu_container_of(n->conns.next, struct mbx_conn, link));
+		conn_free(mbu_container_of(n->conns.next, struct mbx_conn, link));
 	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
 		if (fids[i])
 			fi_close(fids[i]);

@@ -205,6 +205,33 @@ link_down() {
 	done
 }
 
+# The net wire under AddressSanitizer and UBSan: run-tests runs this step
+# alone on the sanitized build. Connection churn, datagram loss and a pulled
+# link are where buffers and connections outlive each other.
+sanitized() {
+	check "ftx_pingpong (eager and fi_read), 2 hosts" env FTX_HOSTS=2 "$ftx/ftx_pingpong" \
+		-S 1,4096,65536,1048576 -I 20
+	check "ftx_unexp by clear-to-send, 2 hosts" env FTX_HOSTS=2 FI_MATCHBOX_NET_RMA=0 \
+		"$ftx/ftx_unexp"
+	check "MPI t_p2p, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \
+		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_p2p by clear-to-send, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \
+		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
+	check "ftx_conn idle teardown and rebuild, 2 hosts x 2" env FI_MATCHBOX_CONN_IDLE_MS=100 \
+		FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=adaptive "$ftx/ftx_conn" -n 4 -M 20 -W 100
+	if loss on; then
+		check "5% UDP loss: MPI t_p2p on datagrams only, 2 hosts x 2" mpi 2 t_p2p \
+			FI_MATCHBOX_CONN_THRESHOLD=1000000
+		loss off
+	else
+		fail=$((fail + 1))
+		echo "FAIL 5% UDP loss: nft missing or refused"
+	fi
+	check "link down mid-run: error completions, not a hang, 2 hosts x 2" \
+		env FTX_HOSTS=2 "$ftx/ftx_linkdown" -T 30 -D "$here/cluster.sh link 1 down"
+	"$here/cluster.sh" link 1 up
+}
+
 # Open MPI's mpirun as the launcher across the hosts: it runs on host 0 and
 # starts its daemons on the others through nsrsh (its ssh stand-in). First our
 # programs with Open MPI as their PMIx server, then Open MPI's own CM path over
@@ -286,7 +313,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

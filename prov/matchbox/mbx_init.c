@@ -31,7 +31,7 @@ struct mbx_params mbx_param = {
 	.conn_idle_ms = 0,
 	.srq_k = 8,
 	.srq_b = 32,
-	.net_credits = 16,
+	.net_credits = 32,
 	.net_frame = 32768,
 	.net_eager = 32768,
 	.net_rto_ms = 20,
@@ -92,7 +92,7 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_rma", FI_PARAM_BOOL,
 			"Large messages to other hosts pulled with fi_read where the core can (default: yes)");
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
-			"Bytes per fi_read; up to 4 are in flight per message (default: %zu)",
+			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
 			mbx_param.net_rma_chunk);
 	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
 			"Attempts before a silent peer is declared lost (default: %zu)",

@@ -39,8 +39,9 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
  * uses the clear-to-send path. */
 int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov, size_t cnt,
 		    struct fid_mr **mr, uint32_t *key);
-/* Posts reads of rx->rd_key from rx->rd_next on, up to 4 in flight; 0 when
- * something is in flight or all is asked for. */
+/* Posts reads of rx->rd_key from rx->rd_next on while the connection's read
+ * window has room; 0 when something is in flight, all is asked for or rx
+ * waits for room (a completion on the connection makes room). */
 int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx);
 void mbx_net_progress(struct mbx_ep *ep);
 /* Something is under way that only polling will move. */

@@ -833,6 +833,25 @@ static void read_fallback(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *
 	cts_activate(ep, p);
 }
 
+/* The connection's read window has room: the oldest matched messages read
+ * first (mbx_net_read issues nothing while the window is full). */
+static void read_more(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	struct mbu_dlist *it, *tmp;
+
+	mbu_dlist_foreach_safe(&p->reading, it, tmp) {
+		struct mbx_rx *rx = mbu_container_of(it, struct mbx_rx, link);
+
+		if (rx->rd_failed || rx->rd_next == rx->take)
+			continue;
+		if (mbx_net_read(ep, p, rx)) {
+			rx->rd_failed = true;
+			if (!rx->rd_pending)
+				read_fallback(ep, p, rx);
+		}
+	}
+}
+
 /* One fi_read of a large message from another host has finished: ask for
  * more, or finish. A read that failed (its connection went away:
  * -FI_ECONNABORTED when the connection is retired under it) sends the
@@ -847,8 +866,10 @@ void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx,
 	mbu_dlist_foreach(&p->reading, it)
 		if (it == &rx->link && rx->msg_id == id)
 			break;
-	if (it == &p->reading)
+	if (it == &p->reading) {
+		read_more(ep, p);
 		return;
+	}
 	if (err == -FI_ECONNABORTED) {
 		read_fallback(ep, p, rx);
 		return;
@@ -862,19 +883,12 @@ void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx,
 	if (rx->rd_failed) {
 		if (!rx->rd_pending)
 			read_fallback(ep, p, rx);
-		return;
-	}
-	if (rx->rd_next < rx->take && mbx_net_read(ep, p, rx)) {
-		rx->rd_failed = true;
-		if (!rx->rd_pending)
-			read_fallback(ep, p, rx);
-		return;
-	}
-	if (rx->rd_next == rx->take && !rx->rd_pending) {
+	} else if (rx->rd_next == rx->take && !rx->rd_pending) {
 		mbu_dlist_remove(&rx->link);
 		ep->stats.rdv_read++;
 		large_done(ep, rx);
 	}
+	read_more(ep, p);
 }
 
 /* A large message has matched `rx`. Returns true when `rx` is finished with

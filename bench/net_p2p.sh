@@ -20,7 +20,7 @@ bench() {
 	local r prov
 	for ((r = 1; r <= rounds; r++)); do
 		for prov in matchbox "tcp;ofi_rxm"; do
-			run "$prov" ftx_pingpong -S $sizes -I 200 | sed "s/^/lat $prov /"
+			run "$prov" ftx_pingpong -S $sizes -I 1000 | sed "s/^/lat $prov /"
 			run "$prov" ftx_bw -S $sizes -T 0.3 | sed "s/^/bw $prov /"
 		done
 	done

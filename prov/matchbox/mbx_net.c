@@ -48,12 +48,12 @@
  * polls one. A datagram or a connection handshake makes its channel hot
  * (polled on every call) for HOT_NS. */
 #define COLD_POLLS	16u
+#define HOT_NS		50000000ULL
 /* A datagram is acknowledged on its own only if the progress call after
  * the one that received it has not carried the acknowledgement on a reply
  * (a ping-pong then sends one datagram per message, not two), or at once
  * after ACK_EVERY of them, a duplicate, a gap or a probe. */
 #define ACK_EVERY	(MBU_REL_WINDOW / 4)
-#define HOT_NS		50000000ULL
 
 enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
        NT_MAX };

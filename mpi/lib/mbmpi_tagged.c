@@ -433,8 +433,9 @@ static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e,
 {
 	static bool told;
 
-	/* The MPI error class alone says "other": name the first cause. */
-	if (err && err != FI_ECANCELED && err != FI_ETRUNC && !told) {
+	/* The MPI error class alone says "other": name the first cause. A
+	 * probe that finds nothing (FI_ENOMSG) is not a failure. */
+	if (err && err != FI_ECANCELED && err != FI_ETRUNC && err != FI_ENOMSG && !told) {
 		told = true;
 		fprintf(stderr, "matchbox mpi: rank %d: an operation failed in the provider: %s "
 			"(FI_LOG_LEVEL=warn shows why)\n", mbmpi.world_rank, fi_strerror(err));

@@ -22,6 +22,12 @@ for np in $nps; do
 		echo "FAIL: $name at $np ranks exited $st"
 		rc=1
 	fi
+	# The library names the first provider failure on stderr; a program that
+	# meets no failure must not make it speak (a probe finding nothing once did).
+	if [ -z "${MBX_EXPECT_FAILURES:-}" ] && grep -q "an operation failed in the provider" <<<"$out"; then
+		echo "FAIL: $name at $np ranks: the library reported a provider failure"
+		rc=1
+	fi
 	# By full path, so other jobs running the same program elsewhere do not count.
 	if pgrep -f "^$prog( |$)" >/dev/null; then
 		echo "FAIL: $name left processes behind at $np ranks"

@@ -45,6 +45,23 @@ static inline uint32_t mbu_win_target(uint32_t nconns, uint32_t k, uint32_t b, u
 	return w < mbu_win_floor(wmax) ? mbu_win_floor(wmax) : w;
 }
 
+/* Connections a process makes, or accepts, because a peer got busy
+ * (adaptive mode's message count), among `peers` endpoints: 2·ceil(log2
+ * peers), at least 8, unless `fixed` names a number. Like MVAPICH's hybrid
+ * UD/RC design, the peers past it stay on datagrams, so an all-to-all does
+ * not connect every pair; a pattern that talks to few peers (a stencil,
+ * log2(N) butterfly partners) still gets all its connections. */
+static inline uint32_t mbu_conn_budget(uint32_t peers, uint32_t fixed)
+{
+	uint32_t lg = 0;
+
+	if (fixed)
+		return fixed;
+	while (lg < 32 && (1ull << lg) < (uint64_t)peers)
+		lg++;
+	return 2 * lg < 8 ? 8 : 2 * lg;
+}
+
 /* Buffers to keep posted: the budget, or what has been lent if more. */
 static inline uint32_t mbu_srq_target(uint32_t nconns, uint32_t k, uint32_t b, uint32_t committed)
 {

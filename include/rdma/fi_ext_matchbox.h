@@ -60,6 +60,10 @@ struct fi_matchbox_net_stats {
 	uint64_t srq_lo_posted;
 	uint64_t srq_buf_hi;		/* bytes of frame per high-priority buffer */
 	uint64_t srq_buf_lo;
+	/* Adaptive connections not made because our connection budget
+	 * (FI_MATCHBOX_CONN_MAX) was full, and requests the peer declined
+	 * because its own was: the peer stays on datagrams. */
+	uint64_t conns_over_budget;
 };
 
 #ifdef __cplusplus

@@ -77,6 +77,7 @@ struct mbx_params {
 	enum mbx_conn_mode conn_mode;
 	size_t conn_threshold;
 	size_t conn_idle_ms;
+	size_t conn_max;	/* 0: mbu_conn_budget()'s default */
 	size_t srq_k, srq_b;
 	size_t net_credits;
 	size_t net_frame;

@@ -69,6 +69,8 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "conn_threshold", FI_PARAM_SIZE_T,
 			"Messages to one peer on the datagram channel before adaptive mode connects (default: %zu)",
 			mbx_param.conn_threshold);
+	fi_param_define(&mbx_prov, "conn_max", FI_PARAM_SIZE_T,
+			"Connections adaptive and partial modes make or accept because a peer sent conn_threshold messages; busy peers past it stay on datagrams. Connections a large frame needs, and partial mode's neighbours, are not counted (default: 0, meaning 2*ceil(log2(job size)), at least 8)");
 	fi_param_define(&mbx_prov, "conn_idle_ms", FI_PARAM_SIZE_T,
 			"Close connections idle this long, rebuilt on demand; 0 keeps them (default: %zu)",
 			mbx_param.conn_idle_ms);
@@ -115,6 +117,7 @@ static void net_params(void)
 	}
 	get_size("conn_threshold", &mbx_param.conn_threshold, 1, 1 << 30);
 	get_size("conn_idle_ms", &mbx_param.conn_idle_ms, 0, 1 << 30);
+	get_size("conn_max", &mbx_param.conn_max, 0, 1 << 30);
 	get_size("srq_k", &mbx_param.srq_k, 0, 1024);
 	get_size("srq_b", &mbx_param.srq_b, 1, 1 << 16);
 	get_size("net_credits", &mbx_param.net_credits, 1, 1024);

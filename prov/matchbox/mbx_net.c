@@ -35,9 +35,20 @@
 #define MBX_GETINFO_HIDDEN (1ULL << 60)
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	2u
+#define NET_VERSION	3u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
+/* libfabric's udp writes a receive completion without looking for room in
+ * its CQ, and refuses a send only when the CQ is full: so sends whose
+ * completions are still unread stop DGRAM_POSTED short of full. The CQ's
+ * ring is touched as completions cycle through it, so it is sized to what
+ * can be outstanding, not generously (at 4096 entries it was 192 KiB per
+ * process once traffic had gone round). */
+#define UCQ_SIZE	1024u
+#define DGRAM_SENDS_MAX	(UCQ_SIZE - DGRAM_POSTED - 1u)
+/* The connections' CQ: libfabric's tcp queues a completion that finds its
+ * CQ full on an overflow list, so this is a size, not a limit. */
+#define MCQ_SIZE	1024u
 #define CQ_BATCH	32
 #define TICK_NS		1000000ULL
 #define PROBE_AFTER_NS	1000000000ULL
@@ -95,6 +106,7 @@ struct cm_param {
 	int32_t dst_pid;
 	uint32_t cls;
 	uint32_t buf[CL_N];	/* the asker's buffer sizes: they must be ours */
+	uint32_t busy;		/* asked because the peer got busy: within budget only */
 };
 
 /* Why a connection request was rejected, in the rejection's data: a peer
@@ -104,7 +116,9 @@ struct cm_reject {
 	uint32_t reason;
 };
 
-enum { REJ_SIZES = 1 };
+enum { REJ_SIZES = 1, REJ_BUDGET };
+/* A peer whose budget was full is not asked again for this long. */
+#define BUDGET_RETRY_NS	1000000000ULL
 
 enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_SRX_LO, NB_READ };
 
@@ -130,6 +144,7 @@ struct mbx_conn {
 	struct mbx_npeer *np;	/* NULL once abandoned or dead */
 	int state;
 	bool out;
+	bool busy;		/* counts against the connection budget */
 	uint8_t cls;
 	uint32_t inflight;	/* our sends and reads on it not yet completed */
 	uint64_t read_bytes;	/* asked for by the fi_reads in flight on it */
@@ -159,6 +174,8 @@ struct mbx_npeer {
 	struct mbu_dlist inq;		/* received frames the matcher has not taken */
 	struct ncls cl[CL_N];
 	uint32_t msgs;
+	uint64_t budget_retry_ns;	/* no busy-peer connection before */
+	uint64_t trimmed;		/* ring position up to which pages were given back */
 	bool want_conn;			/* never the datagram channel for data */
 	bool neighbour;			/* partial mode: connected at start */
 	bool closing;			/* we asked to close its connections */
@@ -184,6 +201,7 @@ struct mbx_net {
 	struct mbu_pool pool[POOL_N];
 	size_t pool_size[POOL_N];	/* bytes of frame each buffer holds */
 	uint32_t dposted, sposted[CL_N], nconns[CL_N];
+	uint32_t dsends;		/* datagram sends whose completion is unread */
 	uint32_t credits;		/* the largest window (FI_MATCHBOX_NET_CREDITS) */
 	bool rma;			/* the connections can fi_read */
 	bool lo_used;			/* a low connection was ever started */
@@ -587,7 +605,32 @@ static void back_off(struct ncls *cl)
 	cl->retries++;
 }
 
-static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
+/* Busy connections (see mbu_conn_budget), up or on their way. Our own
+ * requests still under way count when we ask, not when a peer asks: if
+ * they did, in a storm where every rank has asked its budget's worth,
+ * every rank would decline every other and nobody would connect. So a
+ * process can end with up to twice its budget, never more. */
+static uint32_t busy_conns(struct mbx_net *n, bool asking)
+{
+	struct mbu_dlist *it;
+	uint32_t k = 0;
+
+	mbu_dlist_foreach(&n->conns, it) {
+		struct mbx_conn *c = mbu_container_of(it, struct mbx_conn, link);
+
+		k += c->busy && c->np && c->state != C_DEAD && (asking || c->state != C_CONNECTING);
+	}
+	return k;
+}
+
+static bool budget_full(struct mbx_ep *ep, bool asking)
+{
+	uint32_t peers = ep->av ? (uint32_t)ep->av->count : 0;
+
+	return busy_conns(ep->net, asking) >= mbu_conn_budget(peers, (uint32_t)mbx_param.conn_max);
+}
+
+static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls, bool busy)
 {
 	struct mbx_net *n = ep->net;
 	struct ncls *cl = &np->cl[cls];
@@ -605,6 +648,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 		use_lo(n);
 	c->np = np;
 	c->cls = (uint8_t)cls;
+	c->busy = busy;
 	c->out = true;
 	c->state = C_CONNECTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
@@ -620,6 +664,7 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	prm.cls = (uint32_t)cls;
 	prm.buf[CL_HI] = (uint32_t)n->pool_size[POOL_HI];
 	prm.buf[CL_LO] = (uint32_t)n->pool_size[POOL_BIG];
+	prm.busy = busy;
 	ret = conn_setup(n, c, n->minfo);
 	if (!ret)
 		ret = fi_connect(c->ep, &sin, &prm, sizeof(prm));
@@ -686,8 +731,14 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 		/* Both asked at once: the higher address's request wins. */
 		if (addr_cmp(&prm.src, &ep->addr) < 0)
 			goto refuse;
+		/* Theirs replaces ours, with no budget check: a busy request
+		 * of ours holds a place in the budget already, and one that
+		 * was not busy (a large frame waits) must not be declined. */
+		prm.busy = prm.busy && cl->out->busy;
 		cl->out->np = NULL;	/* its refusal will close it */
 		cl->out = NULL;
+	} else if (prm.busy && budget_full(ep, false)) {
+		goto over_budget;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -696,6 +747,7 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 		use_lo(n);
 	c->np = np;
 	c->cls = (uint8_t)prm.cls;
+	c->busy = prm.busy != 0;
 	c->state = C_ACCEPTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
 	n->eq_hot_ns = mbu_now_ns() + HOT_NS;
@@ -704,6 +756,13 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 		goto reject;
 	}
 	cl->in = c;
+	fi_freeinfo(e->info);
+	return;
+over_budget:
+	/* It keeps the datagram channel; nothing is lost by declining. */
+	n->st.conns_over_budget++;
+	rej.reason = REJ_BUDGET;
+	fi_reject(n->pep, e->info->handle, &rej, sizeof(rej));
 	fi_freeinfo(e->info);
 	return;
 refuse:
@@ -758,14 +817,14 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
 	np_flush(ep, np);
 }
 
-static bool rejected_for_sizes(const struct fi_eq_err_entry *err)
+static uint32_t reject_reason(const struct fi_eq_err_entry *err)
 {
 	struct cm_reject rej;
 
 	if (err->err != FI_ECONNREFUSED || !err->err_data || err->err_data_size < sizeof(rej))
-		return false;
+		return 0;
 	memcpy(&rej, err->err_data, sizeof(rej));
-	return rej.magic == NET_MAGIC && rej.reason == REJ_SIZES;
+	return rej.magic == NET_MAGIC ? rej.reason : 0;
 }
 
 static void read_eq(struct mbx_ep *ep)
@@ -775,7 +834,7 @@ static void read_eq(struct mbx_ep *ep)
 		struct fi_eq_cm_entry cm;
 		char buf[sizeof(struct fi_eq_cm_entry) + 256];
 	} u;
-	uint32_t event;
+	uint32_t event, why;
 	ssize_t ret;
 
 	for (;;) {
@@ -789,7 +848,8 @@ static void read_eq(struct mbx_ep *ep)
 			if (!err.fid || err.fid == &n->pep->fid)
 				continue;
 			c = err.fid->context;
-			if (c && c->np && rejected_for_sizes(&err)) {
+			why = c && c->np ? reject_reason(&err) : 0;
+			if (why == REJ_SIZES) {
 				struct mbx_npeer *np = c->np;
 
 				conn_retire(n, c, false);
@@ -798,8 +858,14 @@ static void read_eq(struct mbx_ep *ep)
 					"across the job)");
 				continue;
 			}
-			if (c && c->np)
+			if (why == REJ_BUDGET) {
+				/* Its budget is full: stay on datagrams, ask later. */
+				c->np->budget_retry_ns = mbu_now_ns() + BUDGET_RETRY_NS;
+				c->np->msgs = 0;
+				n->st.conns_over_budget++;
+			} else if (c && c->np) {
 				back_off(&c->np->cl[c->cls]);
+			}
 			if (c)
 				conn_retire(n, c, false);
 			continue;
@@ -856,13 +922,24 @@ static void put_ack(struct mbx_npeer *np, struct nhdr *h)
 	np->unacked = 0;
 }
 
+static bool dgram_room(const struct mbx_net *n)
+{
+	return n->dsends < DGRAM_SENDS_MAX;
+}
+
 static int dgram_send(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
 {
-	int ret = (int)fi_send(n->uep, b->d, b->len, NULL, np->uaddr, &b->ctx);
+	int ret;
 
+	/* Hot either way: the completions that make room are read then. */
 	n->dgram_hot_ns = mbu_now_ns() + HOT_NS;
-	if (!ret)
+	if (!dgram_room(n))
+		return -FI_EAGAIN;
+	ret = (int)fi_send(n->uep, b->d, b->len, NULL, np->uaddr, &b->ctx);
+	if (!ret) {
 		b->refs++;
+		n->dsends++;
+	}
 	return ret;
 }
 
@@ -957,6 +1034,23 @@ static int frame_cls(const struct mbu_frame *f)
 
 /* Move frames from the peer's ring onto a channel, in order, as far as
  * credits, the datagram window and buffers allow. */
+/* The peer passed the message threshold: a connection if the budgets of
+ * both sides allow (the peer's says so by declining). */
+static void busy_peer(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct ncls *cl = &np->cl[CL_HI];
+
+	if (cl->conn || cl->out || cl->in)
+		return;
+	if (mbu_now_ns() < np->budget_retry_ns || budget_full(ep, true)) {
+		if (mbu_now_ns() >= np->budget_retry_ns)
+			ep->net->st.conns_over_budget++;
+		np->msgs = 0;
+		return;
+	}
+	conn_start(ep, np, CL_HI, true);
+}
+
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 {
 	struct mbx_net *n = ep->net;
@@ -992,16 +1086,16 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			mbu_credit_sent(&cl->rx);
 			cl->credits--;
 		} else if (cls == CL_LO) {
-			conn_start(ep, np, CL_LO);
+			conn_start(ep, np, CL_LO, false);
 			return;
 		} else {
 			int64_t seq;
 
 			if (np->want_conn || len > DGRAM_MAX) {
-				conn_start(ep, np, CL_HI);
+				conn_start(ep, np, CL_HI, false);
 				return;
 			}
-			if (mbu_rel_tx_inflight(&np->rtx) >= MBU_REL_WINDOW)
+			if (mbu_rel_tx_inflight(&np->rtx) >= MBU_REL_WINDOW || !dgram_room(n))
 				return;
 			b = nb_get(n, POOL_SMALL, NB_TX);
 			if (!b)
@@ -1017,7 +1111,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			n->st.dgram_msgs++;
 			if (mbx_param.conn_mode != MBX_CONN_STATIC &&
 			    ++np->msgs >= mbx_param.conn_threshold)
-				conn_start(ep, np, CL_HI);
+				busy_peer(ep, np);
 		}
 		mbu_ring_consume(&np->cons, f);
 		np->last_act_ns = mbu_now_ns();
@@ -1293,6 +1387,7 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 				n->dposted--;
 				on_dgram(ep, b, (uint32_t)e[i].len);
 			} else {
+				n->dsends--;
 				nb_put(n, b);
 			}
 		}
@@ -1308,6 +1403,8 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 
 			if (b->kind == NB_DRX)
 				n->dposted--;
+			else
+				n->dsends--;
 			nb_put(n, b);
 			post_dgram(n);
 		}
@@ -1482,6 +1579,34 @@ static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
 	return false;
 }
 
+/* The staging ring's pages go back to the kernel once the ring is empty:
+ * frames leave it as soon as a channel takes them, but the positions keep
+ * advancing, so without this every peer ever talked to would in time hold
+ * the whole ring (256 KiB), not the page or two it uses at once. A given
+ * back page reads as zeros, which no stamp matches, as a fresh ring. Done
+ * from the 100 ms scan only, so a peer streaming through its ring pays a
+ * few page faults per scan, not one per page. */
+static void ring_trim(struct mbx_npeer *np)
+{
+	uint64_t head = np->p->prod.head, size = mbx_param.ring_size;
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), end = head & ~(pg - 1), from;
+
+	if (np->cons.pos != head || end <= np->trimmed || end - np->trimmed < 2 * pg)
+		return;
+	/* Pages strictly before the head's page: the head's own page is being
+	 * written into, everything before it in this lap has been consumed. */
+	from = end - np->trimmed >= size ? end - size + pg : np->trimmed;
+	while (from < end) {
+		uint64_t off = from & (size - 1), len = end - from;
+
+		if (len > size - off)
+			len = size - off;
+		madvise(np->ring + off, len, MADV_DONTNEED);
+		from += len;
+	}
+	np->trimmed = end;
+}
+
 /* Time since stamp `t`; none for a stamp taken after `now`, as the peer
  * work inside one tick does (a wrapped difference would read as ages). */
 static inline uint64_t since(uint64_t now, uint64_t t)
@@ -1536,6 +1661,8 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 				np->closing = true;
 			np->last_act_ns = now;
 		}
+		if (scan)
+			ring_trim(np);
 		if (scan && since(now, np->last_rx_ns) > PROBE_AFTER_NS &&
 		    !mbu_rel_tx_inflight(&np->rtx) &&
 		    (np_waiting(ep, np) || mbx_rx_waits_on(ep, np->p))) {
@@ -1583,7 +1710,7 @@ static void av_sync(struct mbx_ep *ep)
 		if (!p || mbx_peer_connect(ep, p) || !p->net)
 			continue;
 		if (p->net->want_conn)
-			conn_start(ep, p->net, CL_HI);
+			conn_start(ep, p->net, CL_HI, false);
 	}
 }
 
@@ -1748,7 +1875,8 @@ int mbx_net_open(struct mbx_ep *ep)
 	static const char *const msg_order[] = { "verbs", "tcp", NULL };
 	static const char *const dgram_order[] = { "verbs", "udp", NULL };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 4096 };
+	struct fi_cq_attr ucq_attr = { .format = FI_CQ_FORMAT_MSG, .size = UCQ_SIZE };
+	struct fi_cq_attr mcq_attr = { .format = FI_CQ_FORMAT_MSG, .size = MCQ_SIZE };
 	struct fi_eq_attr eq_attr = { .size = 256 };
 	struct fi_rx_attr srx_attr = { .size = 4096 };
 	struct mbx_net *n;
@@ -1802,7 +1930,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	if (!ret)
 		ret = fi_av_open(n->udom, &av_attr, &n->uav, NULL);
 	if (!ret)
-		ret = fi_cq_open(n->udom, &cq_attr, &n->ucq, NULL);
+		ret = fi_cq_open(n->udom, &ucq_attr, &n->ucq, NULL);
 	if (!ret)
 		ret = fi_endpoint(n->udom, n->uinfo, &n->uep, NULL);
 	if (!ret)
@@ -1818,7 +1946,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	if (!ret)
 		ret = fi_eq_open(n->mfab, &eq_attr, &n->eq, NULL);
 	if (!ret)
-		ret = fi_cq_open(n->mdom, &cq_attr, &n->mcq, NULL);
+		ret = fi_cq_open(n->mdom, &mcq_attr, &n->mcq, NULL);
 	if (!ret)
 		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx[CL_HI], NULL);
 	if (!ret)
@@ -1884,13 +2012,14 @@ void mbx_net_close(struct mbx_ep *ep)
 	}
 	if (n->st.peers)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
-			 "%llu refused, %llu closed, max %llu open; %llu datagram and %llu "
-			 "connection frames, %llu retransmits, %llu duplicates, %llu bad; "
+			 "%llu refused, %llu over budget, %llu closed, max %llu open; %llu datagram "
+			 "and %llu connection frames, %llu retransmits, %llu duplicates, %llu bad; "
 			 "%llu large messages pulled by fi_read; %llu low-priority connections, "
 			 "%llu frames on them\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
 			 (unsigned long long)n->st.conns_accepted,
 			 (unsigned long long)n->st.conns_refused,
+			 (unsigned long long)n->st.conns_over_budget,
 			 (unsigned long long)n->st.conns_closed,
 			 (unsigned long long)n->st.conns_max,
 			 (unsigned long long)n->st.dgram_msgs, (unsigned long long)n->st.conn_msgs,

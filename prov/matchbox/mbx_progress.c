@@ -410,6 +410,11 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		fill_wire(w, MBX_OP_EAGER, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
 		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
 		mbu_ring_commit(&p->prod, &w->f);
+		/* The ring holds the data now (also for retransmission). */
+		if (tx->bounce) {
+			mbu_pool_put(&ep->bounce_pool, tx->bounce);
+			tx->bounce = NULL;
+		}
 		kick(ep, p);
 		ep->stats.eager_sent++;
 		if ((tx->wflags & MBX_WF_ACKREQ) || p->net)
@@ -511,6 +516,16 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 	tx->size = len;
 	tx->wflags = wflags | (dc ? MBX_WF_ACKREQ : 0);
 	tx->op = len <= p->eager_limit ? MBX_OP_EAGER : MBX_OP_RTS;
+	for (i = 0; i < cnt; i++)
+		tx->iov[i] = iov[i];
+	tx->iov_cnt = cnt;
+	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
+		return 0;
+	/* An inject that cannot go into the ring now must not keep pointing at
+	 * the caller's buffer, which is theirs again when we return. Only then
+	 * does it take a bounce buffer: a tracked send to another host waits
+	 * for its acknowledgement, and a bounce held for that whole wait would
+	 * cost one buffer per peer in an all-to-all. */
 	if ((opflags & FI_INJECT) && tx->op == MBX_OP_EAGER) {
 		tx->bounce = mbu_pool_get(&ep->bounce_pool);
 		if (!tx->bounce) {
@@ -521,13 +536,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 		tx->iov[0].iov_base = tx->bounce;
 		tx->iov[0].iov_len = len;
 		tx->iov_cnt = 1;
-	} else {
-		for (i = 0; i < cnt; i++)
-			tx->iov[i] = iov[i];
-		tx->iov_cnt = cnt;
 	}
-	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
-		return 0;
 	tx->state = MBX_TX_QUEUED;
 	mbu_dlist_insert_tail(&tx->link, &p->txq);
 	mark_pending(ep, p);

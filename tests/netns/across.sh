@@ -49,6 +49,10 @@ conn() { # hosts, mode, ftx_conn args...
 	env FTX_HOSTS="$hosts" FI_MATCHBOX_CONN_MODE="$mode" "$ftx/ftx_conn" "$@"
 }
 
+conn_budget() { # budget, conn arguments...
+	FI_MATCHBOX_CONN_MAX=$1 conn "${@:2}"
+}
+
 # Drop 5% of UDP on every host (tc netem is not in every kernel; nftables'
 # random numbers do the same job).
 loss() { # on|off
@@ -141,6 +145,14 @@ four_hosts() {
 		for t in t_p2p t_coll t_comm; do
 			check "MPI $t $mode, 4 hosts x 2" mpi 4 "$t" FI_MATCHBOX_CONN_MODE="$mode"
 		done
+	done
+	# A connection budget below the peers that earn one: the rest stay on
+	# datagrams, large frames still get the connections they need.
+	check "ftx_conn storm, adaptive with a connection budget of 2, 4 hosts x 2, 20 messages" \
+		conn_budget 2 4 adaptive -n 8 -M 20
+	for t in t_p2p t_coll; do
+		check "MPI $t adaptive with a connection budget of 1, 4 hosts x 2" mpi 4 "$t" \
+			FI_MATCHBOX_CONN_MODE=adaptive FI_MATCHBOX_CONN_MAX=1 FI_MATCHBOX_CONN_THRESHOLD=2
 	done
 	check "ftx_wild, 4 hosts x 2" env FTX_HOSTS=4 "$ftx/ftx_wild" -n 8 -M 100
 	# Flow control at its tightest: one buffer per connection and 1-frame
@@ -313,7 +325,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn conn_budget loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

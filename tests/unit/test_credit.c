@@ -230,3 +230,19 @@ Test(credit, simulated_receiver_never_overrun_nor_stuck, .timeout = 60)
 	run(42, 64);
 	run(99, 1);
 }
+
+/* The connection budget: logarithmic in the job, with a floor that keeps
+ * small jobs fully connected, and a fixed setting taken as it is. */
+Test(credit, connection_budget)
+{
+	cr_assert_eq(mbu_conn_budget(0, 0), 8);
+	cr_assert_eq(mbu_conn_budget(4, 0), 8);
+	cr_assert_eq(mbu_conn_budget(16, 0), 8);
+	cr_assert_eq(mbu_conn_budget(17, 0), 10);
+	cr_assert_eq(mbu_conn_budget(64, 0), 12);
+	cr_assert_eq(mbu_conn_budget(65, 0), 14);
+	cr_assert_eq(mbu_conn_budget(1u << 20, 0), 40);
+	cr_assert_eq(mbu_conn_budget(64, 3), 3);
+	/* Grows like log2: from 1k to 1M endpoints it only doubles. */
+	cr_assert_eq(mbu_conn_budget(1u << 20, 0), 2 * mbu_conn_budget(1u << 10, 0));
+}

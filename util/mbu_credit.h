@@ -18,13 +18,19 @@
 #define MBU_CREDIT_MARGIN 8u	/* buffers kept for credit and close frames */
 #define MBU_CREDIT_FLOOR 2u	/* smallest window */
 
-static inline uint32_t mbu_srq_budget(uint32_t nconns, uint32_t k, uint32_t b)
+/* ceil(log2(v)), 0 for v <= 1. */
+static inline uint32_t mbu_ceil_log2(uint64_t v)
 {
 	uint32_t lg = 0;
 
-	while (lg < 32 && (1ull << lg) < (uint64_t)nconns + 1)
+	while (lg < 64 && (1ull << lg) < v)
 		lg++;
-	return lg * k + b;
+	return lg;
+}
+
+static inline uint32_t mbu_srq_budget(uint32_t nconns, uint32_t k, uint32_t b)
+{
+	return mbu_ceil_log2((uint64_t)nconns + 1) * k + b;
 }
 
 static inline uint32_t mbu_win_floor(uint32_t wmax)
@@ -53,12 +59,10 @@ static inline uint32_t mbu_win_target(uint32_t nconns, uint32_t k, uint32_t b, u
  * log2(N) butterfly partners) still gets all its connections. */
 static inline uint32_t mbu_conn_budget(uint32_t peers, uint32_t fixed)
 {
-	uint32_t lg = 0;
+	uint32_t lg = mbu_ceil_log2(peers);
 
 	if (fixed)
 		return fixed;
-	while (lg < 32 && (1ull << lg) < (uint64_t)peers)
-		lg++;
 	return 2 * lg < 8 ? 8 : 2 * lg;
 }
 

@@ -1032,25 +1032,27 @@ static int frame_cls(const struct mbu_frame *f)
 	return f->len >= sizeof(*w) && w->op == MBX_OP_DATA ? CL_LO : CL_HI;
 }
 
-/* Move frames from the peer's ring onto a channel, in order, as far as
- * credits, the datagram window and buffers allow. */
 /* The peer passed the message threshold: a connection if the budgets of
- * both sides allow (the peer's says so by declining). */
+ * both sides allow (the peer's says so by declining). Otherwise it is
+ * looked at again after another threshold of messages. */
 static void busy_peer(struct mbx_ep *ep, struct mbx_npeer *np)
 {
 	struct ncls *cl = &np->cl[CL_HI];
 
 	if (cl->conn || cl->out || cl->in)
 		return;
-	if (mbu_now_ns() < np->budget_retry_ns || budget_full(ep, true)) {
-		if (mbu_now_ns() >= np->budget_retry_ns)
-			ep->net->st.conns_over_budget++;
+	if (mbu_now_ns() < np->budget_retry_ns) {
 		np->msgs = 0;
-		return;
+	} else if (budget_full(ep, true)) {
+		ep->net->st.conns_over_budget++;
+		np->msgs = 0;
+	} else {
+		conn_start(ep, np, CL_HI, true);
 	}
-	conn_start(ep, np, CL_HI, true);
 }
 
+/* Move frames from the peer's ring onto a channel, in order, as far as
+ * credits, the datagram window and buffers allow. */
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 {
 	struct mbx_net *n = ep->net;

@@ -410,7 +410,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		fill_wire(w, MBX_OP_EAGER, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
 		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
 		mbu_ring_commit(&p->prod, &w->f);
-		/* The ring holds the data now (also for retransmission). */
+		/* The frame in the ring holds the data now. */
 		if (tx->bounce) {
 			mbu_pool_put(&ep->bounce_pool, tx->bounce);
 			tx->bounce = NULL;

@@ -133,4 +133,15 @@ static inline void mbu_credit_sent(struct mbu_credit_rx *r)
 	r->owed = 0;
 }
 
+/* A peer's running count of our frames it has taken, as its latest header
+ * says: `*seen` moves forward to `got` only if that is ahead of it and not
+ * past `sent`, what we sent (32-bit counts that wrap). A stale header from
+ * a frame that overtook a newer one, or a corrupt one, changes nothing, so
+ * `*seen == sent` is never true while a frame of ours is still untaken. */
+static inline void mbu_count_seen(uint32_t *seen, uint32_t got, uint32_t sent)
+{
+	if ((int32_t)(got - *seen) > 0 && (int32_t)(got - sent) <= 0)
+		*seen = got;
+}
+
 #endif

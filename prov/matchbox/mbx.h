@@ -86,6 +86,7 @@ struct mbx_params {
 	size_t net_tries;
 	bool net_rma;
 	size_t net_rma_chunk;
+	bool net_small_dgram;
 };
 extern struct mbx_params mbx_param;
 

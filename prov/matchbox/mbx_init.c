@@ -37,6 +37,7 @@ struct mbx_params mbx_param = {
 	.net_rto_ms = 20,
 	.net_tries = 10,
 	.net_rma = true,
+	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
 };
 
@@ -93,6 +94,8 @@ static void net_params(void)
 			mbx_param.net_rto_ms);
 	fi_param_define(&mbx_prov, "net_rma", FI_PARAM_BOOL,
 			"Large messages to other hosts pulled with fi_read where the core can (default: yes)");
+	fi_param_define(&mbx_prov, "net_small_dgram", FI_PARAM_BOOL,
+			"Frames that fit a datagram go by datagram to a peer with a connection too, once nothing on the connection waits for its matcher; not over verbs (default: yes)");
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
 			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
 			mbx_param.net_rma_chunk);
@@ -103,6 +106,8 @@ static void net_params(void)
 		mbx_param.net = v != 0;
 	if (fi_param_get_bool(&mbx_prov, "net_rma", &v) == FI_SUCCESS)
 		mbx_param.net_rma = v != 0;
+	if (fi_param_get_bool(&mbx_prov, "net_small_dgram", &v) == FI_SUCCESS)
+		mbx_param.net_small_dgram = v != 0;
 	get_str("net_iface", mbx_param.net_iface, sizeof(mbx_param.net_iface));
 	get_str("net_msg_prov", mbx_param.net_msg_prov, sizeof(mbx_param.net_msg_prov));
 	get_str("net_dgram_prov", mbx_param.net_dgram_prov, sizeof(mbx_param.net_dgram_prov));

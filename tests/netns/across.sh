@@ -86,6 +86,12 @@ two_hosts() {
 	check "large messages by fi_read from a peer on datagrams, no low-priority connection, 2 hosts" \
 		by_read adaptive FI_MATCHBOX_CONN_THRESHOLD=1000000000
 	check "clear-to-send data by the low-priority connection (counted at close), 2 hosts" by_cts
+	# Small frames leave a connected peer's connection for datagrams once
+	# the connection is drained; sizes either side of a datagram make them
+	# switch back and forth, and ftx_wild checks the order.
+	check "small frames by datagram to a connected peer (counted at close), 2 hosts" small_dgram
+	check "ftx_wild, sizes either side of a datagram, switching channels, 2 hosts x 2" env \
+		FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 "$ftx/ftx_wild" -n 4 -M 2000 -L 3000
 	check "ranks with other net buffer sizes fail the pair at once, not hang, 2 hosts" mismatch
 	for p in ftx_pingpong ftx_bw ftx_trunc ftx_unexp; do
 		check "$p by clear-to-send (FI_MATCHBOX_NET_RMA=0), 2 hosts" env FTX_HOSTS=2 \
@@ -114,6 +120,14 @@ by_read() { # mode, env assignments...
 		"$@" "$ftx/ftx_pingpong" -S 100000,1048576,4194304 -I 20 2>&1) || { echo "$out"; return 1; }
 	echo "$out" | grep -E "large messages pulled by fi_read"
 	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* large messages pulled by fi_read; 0 low-priority')" = 2 ]
+}
+
+small_dgram() {
+	local out
+	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox \
+		"$ftx/ftx_pingpong" -S 8 -I 1000 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -oE "max [0-9]+ open; [0-9]+ datagram and [0-9]+ connection frames"
+	[ "$(echo "$out" | grep -cE 'max 1 open; [0-9]{4,} datagram and [0-9]{1,2} connection frames')" = 2 ]
 }
 
 # A job whose ranks disagree on the net buffer sizes must not corrupt or
@@ -331,7 +345,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn conn_budget loss by_read by_cts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn conn_budget loss by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

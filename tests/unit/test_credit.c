@@ -4,7 +4,9 @@
  * connections come and go while senders push as fast as their credits
  * allow and frames are consumed in random order, the frames in the queue
  * never outnumber the buffers posted (no drop), and every sender gets all
- * its frames through (no deadlock). */
+ * its frames through (no deadlock). Last, the count of frames a peer has
+ * taken, which lets small frames leave a drained connection for datagrams,
+ * only moves forward and never past what was sent. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
@@ -245,4 +247,31 @@ Test(credit, connection_budget)
 	cr_assert_eq(mbu_conn_budget(64, 3), 3);
 	/* Grows like log2: from 1k to 1M endpoints it only doubles. */
 	cr_assert_eq(mbu_conn_budget(1u << 20, 0), 2 * mbu_conn_budget(1u << 10, 0));
+}
+
+Test(credit, taken_count_moves_forward_only)
+{
+	uint32_t seen = 0;
+
+	mbu_count_seen(&seen, 3, 5);
+	cr_assert_eq(seen, 3);
+	mbu_count_seen(&seen, 2, 5);	/* stale: an older header */
+	cr_assert_eq(seen, 3);
+	mbu_count_seen(&seen, 6, 5);	/* more than was sent: corrupt */
+	cr_assert_eq(seen, 3);
+	mbu_count_seen(&seen, 5, 5);
+	cr_assert_eq(seen, 5);
+	mbu_count_seen(&seen, 0x80000005u, 5);	/* far ahead is behind, wrapped */
+	cr_assert_eq(seen, 5);
+
+	/* Across the wrap of 32 bits. */
+	seen = 0xfffffffeu;
+	mbu_count_seen(&seen, 1, 2);
+	cr_assert_eq(seen, 1);
+	mbu_count_seen(&seen, 0xffffffffu, 2);
+	cr_assert_eq(seen, 1);
+	mbu_count_seen(&seen, 3, 2);
+	cr_assert_eq(seen, 1);
+	mbu_count_seen(&seen, 2, 2);
+	cr_assert_eq(seen, 2);
 }

@@ -81,6 +81,7 @@ struct mbx_params {
 	size_t srq_k, srq_b;
 	size_t net_credits;
 	size_t net_frame;
+	size_t net_ring_size;	/* a net peer's staging ring: fits net_frame */
 	size_t net_eager;
 	size_t net_rto_ms;
 	size_t net_tries;

@@ -434,7 +434,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	/* Fresh anonymous pages read as zero (what the ring's stamps need)
 	 * and cost nothing until written: a peer that is sent a few small
 	 * messages costs a few pages, not the whole ring. */
-	np->ring = mmap(NULL, mbx_param.ring_size, PROT_READ | PROT_WRITE,
+	np->ring = mmap(NULL, mbx_param.net_ring_size, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (np->ring == MAP_FAILED) {
 		free(np);
@@ -447,13 +447,13 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	ret = fi_av_insert(n->uav, &sin, 1, &np->uaddr, 0, NULL);
 	if (ret != 1) {
 		MBX_WARN(FI_LOG_EP_DATA, "cannot add %s to the datagram AV\n", p->name);
-		munmap(np->ring, mbx_param.ring_size);
+		munmap(np->ring, mbx_param.net_ring_size);
 		free(np);
 		return -FI_EHOSTUNREACH;
 	}
 	memset(&np->sh, 0, sizeof(np->sh));
-	mbu_ring_prod_init(&p->prod, &np->sh, np->ring, mbx_param.ring_size);
-	mbu_ring_cons_init(&np->cons, &np->sh, np->ring, mbx_param.ring_size);
+	mbu_ring_prod_init(&p->prod, &np->sh, np->ring, mbx_param.net_ring_size);
+	mbu_ring_cons_init(&np->cons, &np->sh, np->ring, mbx_param.net_ring_size);
 	mbu_rel_tx_init(&np->rtx, mbx_param.net_rto_ms * 1000000ULL,
 			(uint32_t)mbx_param.net_tries);
 	mbu_rel_rx_init(&np->rrx);
@@ -585,7 +585,7 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 			nb_put(n, np->rtx.ent[i].pkt);
 	}
 	mbu_dlist_remove(&np->link);
-	munmap(np->ring, mbx_param.ring_size);
+	munmap(np->ring, mbx_param.net_ring_size);
 	free(np);
 	p->net = NULL;
 }
@@ -1650,7 +1650,7 @@ static bool np_waiting(struct mbx_ep *ep, struct mbx_npeer *np)
  * few page faults per scan, not one per page. */
 static void ring_trim(struct mbx_npeer *np)
 {
-	uint64_t head = np->p->prod.head, size = mbx_param.ring_size;
+	uint64_t head = np->p->prod.head, size = mbx_param.net_ring_size;
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), end = head & ~(pg - 1), from;
 
 	if (np->cons.pos != head || end <= np->trimmed || end - np->trimmed < 2 * pg)

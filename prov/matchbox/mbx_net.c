@@ -1034,13 +1034,19 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int c
 	return ret;
 }
 
+/* The wire operation a frame carries, 0 if it is too short to say. */
+static uint8_t frame_op(const struct mbu_frame *f)
+{
+	const struct mbx_wire_small *w = (const struct mbx_wire_small *)f;
+
+	return f->len >= sizeof(*w) ? w->op : 0;
+}
+
 /* DATA frames of clear-to-send transfers go by the low class; everything
  * the matcher must see in order goes by the high one. */
 static int frame_cls(const struct mbu_frame *f)
 {
-	const struct mbx_wire_small *w = (const struct mbx_wire_small *)f;
-
-	return f->len >= sizeof(*w) && w->op == MBX_OP_DATA ? CL_LO : CL_HI;
+	return frame_op(f) == MBX_OP_DATA ? CL_LO : CL_HI;
 }
 
 /* The peer passed the message threshold: a connection if the budgets of
@@ -1062,15 +1068,15 @@ static void busy_peer(struct mbx_ep *ep, struct mbx_npeer *np)
 	}
 }
 
-/* A small message of the application's, or the acknowledgement of one:
- * not a frame of a rendezvous, which stays with the connection its data is
- * read over. */
-static bool is_small_msg(const struct mbu_frame *f)
+/* A high-class frame that must go by connection: too big for a datagram,
+ * or a frame of a rendezvous (anything but a small message of the
+ * application's or the acknowledgement of one), which stays with the
+ * connection its data is read over. */
+static bool needs_conn(const struct mbu_frame *f, uint32_t len)
 {
-	const struct mbx_wire_small *w = (const struct mbx_wire_small *)f;
+	uint8_t op = frame_op(f);
 
-	return f->len >= sizeof(*w) &&
-	       (w->op == MBX_OP_SMALL || w->op == MBX_OP_EAGER || w->op == MBX_OP_ACK);
+	return len > DGRAM_MAX || (op != MBX_OP_SMALL && op != MBX_OP_EAGER && op != MBX_OP_ACK);
 }
 
 /* A high-class frame to a peer whose connection is up goes by datagram
@@ -1081,15 +1087,16 @@ static bool is_small_msg(const struct mbu_frame *f)
  * STAY_NS (a stream of mixed sizes would otherwise wait for the datagrams'
  * acknowledgements at every large frame). Only small messages go: the
  * frames of a rendezvous (RTS, clear-to-send, FIN) stay with the connection
- * its data is read over (FINs by datagram cost a 64 KiB stream 17% of its
- * bandwidth in extra system calls and acknowledgements). Modes that keep a
- * peer off datagrams keep it off. */
+ * its data is read over (by datagram each would cost a system call and an
+ * acknowledgement more; the bandwidth loss I first measured for it was
+ * within this bed's noise). Modes that keep a peer off datagrams keep it
+ * off. */
 #define STAY_NS	TICK_NS
-static bool small_by_dgram(const struct mbx_net *n, const struct mbx_npeer *np,
-			   const struct mbu_frame *f, uint32_t len, uint64_t now)
+static bool small_by_dgram(const struct mbx_net *n, const struct mbx_npeer *np, bool need,
+			   uint64_t now)
 {
-	return n->small_dgram && !np->want_conn && len <= DGRAM_MAX && is_small_msg(f) &&
-	       now >= np->conn_until_ns && np->conn_seen == np->conn_sent;
+	return n->small_dgram && !np->want_conn && !need && now >= np->conn_until_ns &&
+	       np->conn_seen == np->conn_sent;
 }
 
 /* Move frames from the peer's ring onto a channel, in order, as far as
@@ -1105,11 +1112,12 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 		int cls = frame_cls(f);
 		struct ncls *cl = &np->cl[cls];
 		uint64_t now = mbu_now_ns();
+		bool need = cls == CL_HI && needs_conn(f, len);
 		struct nbuf *b;
 
 		if (np->closing)
 			return;
-		if (cl_up(cl) && (cls == CL_LO || !small_by_dgram(n, np, f, len, now))) {
+		if (cl_up(cl) && (cls == CL_LO || !small_by_dgram(n, np, need, now))) {
 			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
 				return;	/* datagrams first, or the switch reorders */
 			if (!cl->credits) {
@@ -1131,7 +1139,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			cl->credits--;
 			if (cls == CL_HI) {
 				np->conn_sent++;
-				if (len > DGRAM_MAX || !is_small_msg(f))
+				if (need)
 					np->conn_until_ns = now + STAY_NS;
 			}
 		} else if (cls == CL_LO) {

@@ -113,21 +113,25 @@ two_hosts() {
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
 }
 
+# ftx_pingpong on 2 hosts; both ranks' counts at close (FI_LOG_LEVEL=info)
+# must match the pattern.
+pingpong_counts() { # pattern, sizes, iterations, env assignments...
+	local out re=$1 sizes=$2 iters=$3
+	shift 3
+	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox "$@" "$ftx/ftx_pingpong" \
+		-S "$sizes" -I "$iters" 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -oE "net: .*"
+	[ "$(echo "$out" | grep -cE "$re")" = 2 ]
+}
+
 by_read() { # mode, env assignments...
-	local out mode=$1
-	shift
-	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE="$mode" FI_LOG_LEVEL=info FI_LOG_PROV=matchbox \
-		"$@" "$ftx/ftx_pingpong" -S 100000,1048576,4194304 -I 20 2>&1) || { echo "$out"; return 1; }
-	echo "$out" | grep -E "large messages pulled by fi_read"
-	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* large messages pulled by fi_read; 0 low-priority')" = 2 ]
+	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read; 0 low-priority' \
+		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
 }
 
 small_dgram() {
-	local out
-	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox \
-		"$ftx/ftx_pingpong" -S 8 -I 1000 2>&1) || { echo "$out"; return 1; }
-	echo "$out" | grep -oE "max [0-9]+ open; [0-9]+ datagram and [0-9]+ connection frames"
-	[ "$(echo "$out" | grep -cE 'max 1 open; [0-9]{4,} datagram and [0-9]{1,2} connection frames')" = 2 ]
+	pingpong_counts 'max 1 open; [0-9]{4,} datagram and [0-9]{1,2} connection frames' 8 1000 \
+		FI_MATCHBOX_CONN_THRESHOLD=2
 }
 
 # A job whose ranks disagree on the net buffer sizes must not corrupt or
@@ -149,12 +153,8 @@ mismatch() {
 # Without fi_read the data follows a clear-to-send as DATA frames, which go
 # by a second, low-priority connection into the large-buffer queue.
 by_cts() {
-	local out
-	out=$(env FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_NET_RMA=0 FI_LOG_LEVEL=info \
-		FI_LOG_PROV=matchbox "$ftx/ftx_pingpong" -S 100000,1048576 -I 20 2>&1) ||
-		{ echo "$out"; return 1; }
-	echo "$out" | grep -E "low-priority"
-	[ "$(echo "$out" | grep -cE ' [1-9][0-9]* low-priority connections, [1-9][0-9]* frames')" = 2 ]
+	pingpong_counts ' [1-9][0-9]* low-priority connections, [1-9][0-9]* frames' 100000,1048576 20 \
+		FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_NET_RMA=0
 }
 
 four_hosts() {
@@ -345,7 +345,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn conn_budget loss by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -10,8 +10,10 @@
 # memory growth from the smallest to the largest N, per rank added, and its
 # ratio to static's in the same run.
 # usage: bench/scale.sh BUILD_DIR [OUT_DIR]   (root; OUT_DIR: bench/results)
-# SCALE_NS, SCALE_MODES, SCALE_PATTERNS narrow the sweep; SCALE_REPORT=1
-# only reports and plots the scale_raw.txt already in OUT_DIR.
+# SCALE_NS, SCALE_MODES, SCALE_PATTERNS narrow the sweep; SCALE_ENV="VAR=value
+# ..." sets provider parameters in every rank (FI_MATCHBOX_CONN_THRESHOLD=16
+# shows verbs' adaptive default here); SCALE_REPORT=1 only reports and plots
+# the scale_raw.txt already in OUT_DIR.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?build dir}" && pwd)
@@ -27,6 +29,8 @@ raw=$out/scale_raw.txt
 [ -n "${SCALE_REPORT:-}" ] || {
 	"$build/mpi/mpicc" -O2 -I"$here/../include" "$here/mpi/scale.c" -o "$tmp/scale" || exit 1
 
+	xs=()
+	for v in ${SCALE_ENV:-}; do xs+=(-x "$v"); done
 	: >"$raw"
 	for n in $ns; do
 		hosts=$((n / 2))
@@ -36,7 +40,7 @@ raw=$out/scale_raw.txt
 				t0=$(date +%s.%N)
 				ip netns exec mbx-h0 "$build/mpi/mpirun" -n "$n" --ppn 2 \
 					--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 \
-					-x FI_MATCHBOX_CONN_MODE="$mode" --timeout 300 "$tmp/scale" "$pat" \
+					-x FI_MATCHBOX_CONN_MODE="$mode" "${xs[@]}" --timeout 300 "$tmp/scale" "$pat" \
 					>"$tmp/out" 2>"$tmp/err"
 				st=$?
 				got=$(grep -c '^scale ' "$tmp/out")

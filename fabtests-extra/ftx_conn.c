@@ -5,10 +5,12 @@
  * counters (FI_MATCHBOX_OPT_NET_STATS) and checks them against the
  * connection mode in FI_MATCHBOX_CONN_MODE:
  *   static, ondemand: one connection per other-host peer, no datagrams;
- *   adaptive: fewer than 16 messages per peer stay on datagrams, no
- *             connection; 16 or more make one connection per peer;
+ *   adaptive: fewer messages per peer than the provider's threshold (the
+ *             counters report it: FI_MATCHBOX_CONN_THRESHOLD, by default 16
+ *             over verbs and none over tcp/udp) stay on datagrams, no
+ *             connection; that many or more make one connection per peer;
  *   partial:  connections to exactly the other-host peers at rank distance
- *             2^k, datagrams to the rest (below 16 messages);
+ *             2^k, datagrams to the rest (below the threshold);
  * and in every mode made + accepted - closed == open (one connection per
  * pair, never two). With FI_MATCHBOX_CONN_MAX=K below the peers that earn
  * a connection in adaptive mode, each rank ends with at most 2K (K it
@@ -36,10 +38,12 @@ static bool pow2(int v)
 	return v > 0 && !(v & (v - 1));
 }
 
-/* Other-host peers this rank should be connected to after the storm. */
-static int expected_conns(struct ftx *t, const char *mode, int msgs)
+/* Other-host peers this rank should be connected to after the storm;
+ * `thr` is the message count that makes a peer busy (0: none does). */
+static int expected_conns(struct ftx *t, const char *mode, int msgs, uint64_t thr)
 {
 	int h = hosts(), i, n = 0;
+	bool busy = thr && (uint64_t)msgs >= thr;
 
 	for (i = 0; i < t->size; i++) {
 		int d = (i - t->rank + t->size) % t->size;
@@ -47,8 +51,8 @@ static int expected_conns(struct ftx *t, const char *mode, int msgs)
 		if (i == t->rank || i % h == t->rank % h)
 			continue;
 		if (!strcmp(mode, "static") || !strcmp(mode, "ondemand") ||
-		    (!strcmp(mode, "adaptive") && msgs >= 16) ||
-		    (!strcmp(mode, "partial") && (msgs >= 16 || pow2(d) || pow2(t->size - d))))
+		    (!strcmp(mode, "adaptive") && busy) ||
+		    (!strcmp(mode, "partial") && (busy || pow2(d) || pow2(t->size - d))))
 			n++;
 	}
 	return n;
@@ -150,12 +154,16 @@ static int check_budget(struct ftx *t, int cap)
 static int check_counts(struct ftx *t, const char *mode, int msgs)
 {
 	struct fi_matchbox_net_stats s;
-	int want = expected_conns(t, mode, msgs);
 	const char *cap = getenv("FI_MATCHBOX_CONN_MAX");
-	bool dgram_expected = strcmp(mode, "static") && strcmp(mode, "ondemand") && want <
-			      t->size - 1 - (t->size / hosts() - 1);
 	double end = ftx_now() + 5;
+	bool dgram_expected;
+	int want;
 
+	if (net_stats(t, &s))
+		FTX_FAIL(t, "FI_MATCHBOX_OPT_NET_STATS");
+	want = expected_conns(t, mode, msgs, s.busy_threshold);
+	dgram_expected = strcmp(mode, "static") && strcmp(mode, "ondemand") &&
+			 want < t->size - 1 - (t->size / hosts() - 1);
 	if (!strcmp(mode, "adaptive") && cap && atoi(cap) > 0 && want > atoi(cap))
 		return check_budget(t, atoi(cap));
 	/* Adaptive connections are made while traffic goes on by datagram, so
@@ -170,8 +178,9 @@ static int check_counts(struct ftx *t, const char *mode, int msgs)
 		usleep(1000);
 	} while (ftx_now() < end);
 	if (t->verbose || getenv("FTX_CONN_VERBOSE"))
-		printf("[rank %d] %s: %llu open (want %d), made %llu, accepted %llu, refused %llu, "
-		       "closed %llu, %llu datagram and %llu connection frames\n", t->rank, mode,
+		printf("[rank %d] %s, threshold %llu: %llu open (want %d), made %llu, accepted %llu, "
+		       "refused %llu, closed %llu, %llu datagram and %llu connection frames\n",
+		       t->rank, mode, (unsigned long long)s.busy_threshold,
 		       (unsigned long long)s.conns_open, want, (unsigned long long)s.conns_made,
 		       (unsigned long long)s.conns_accepted, (unsigned long long)s.conns_refused,
 		       (unsigned long long)s.conns_closed, (unsigned long long)s.dgram_msgs,
@@ -205,6 +214,10 @@ static int run(struct ftx *t)
 	ftx_barrier(t);
 	if (!idle_ms)
 		return counts ? check_counts(t, mode, msgs) : 0;
+	/* An idle test with nothing to close would pass without testing. */
+	if (counts && (net_stats(t, &s) || !expected_conns(t, mode, msgs, s.busy_threshold)))
+		FTX_FAIL(t, "-W: %s with threshold %llu makes no connection to idle", mode,
+			 (unsigned long long)s.busy_threshold);
 	/* Idle until the handshake has closed every connection. */
 	end = ftx_now() + 20;
 	do {
@@ -223,7 +236,7 @@ static int run(struct ftx *t)
 	if (counts) {
 		if (net_stats(t, &s))
 			FTX_FAIL(t, "FI_MATCHBOX_OPT_NET_STATS");
-		if (expected_conns(t, mode, msgs) && !s.conns_closed)
+		if (expected_conns(t, mode, msgs, s.busy_threshold) && !s.conns_closed)
 			FTX_FAIL(t, "no connection was closed for idleness");
 		if (t->verbose || getenv("FTX_CONN_VERBOSE"))
 			printf("[rank %d] after idling and a second storm: %llu closed, %llu made, "

@@ -64,6 +64,11 @@ struct fi_matchbox_net_stats {
 	 * (FI_MATCHBOX_CONN_MAX) was full, and requests the peer declined
 	 * because its own was: the peer stays on datagrams. */
 	uint64_t conns_over_budget;
+	/* Messages to a peer on datagrams after which adaptive mode connects
+	 * it (FI_MATCHBOX_CONN_THRESHOLD, or the core's default); 0: never
+	 * for that reason, as over tcp/udp, where a connection would carry
+	 * none of the small messages that datagrams carry faster. */
+	uint64_t busy_threshold;
 };
 
 #ifdef __cplusplus

@@ -75,7 +75,7 @@ struct mbx_params {
 	char net_msg_prov[32];
 	char net_dgram_prov[32];
 	enum mbx_conn_mode conn_mode;
-	size_t conn_threshold;
+	size_t conn_threshold;	/* 0: chosen by the core (mbx_net.c) */
 	size_t conn_idle_ms;
 	size_t conn_max;	/* 0: mbu_conn_budget()'s default */
 	size_t srq_k, srq_b;

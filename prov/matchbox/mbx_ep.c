@@ -4,6 +4,7 @@
  * calls are in mbx_msg.c and the wire protocol in mbx_progress.c. */
 #include "mbx.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,14 +430,21 @@ static int ep_getopt(fid_t fid, int level, int name, void *val, size_t *len)
 		mbx_unlock(ep->dom);
 		*len = sizeof(struct fi_matchbox_stats);
 		return 0;
-	case FI_MATCHBOX_OPT_NET_STATS:
-		if (*len < sizeof(struct fi_matchbox_net_stats))
+	case FI_MATCHBOX_OPT_NET_STATS: {
+		/* A caller built before busy_threshold was added passes the
+		 * older size and gets the fields it knows. */
+		size_t known = offsetof(struct fi_matchbox_net_stats, busy_threshold);
+		struct fi_matchbox_net_stats ns;
+
+		if (*len < known)
 			return -FI_ETOOSMALL;
 		mbx_lock(ep->dom);
-		mbx_net_stats(ep, val);
+		mbx_net_stats(ep, &ns);
 		mbx_unlock(ep->dom);
-		*len = sizeof(struct fi_matchbox_net_stats);
+		*len = *len < sizeof(ns) ? known : sizeof(ns);
+		memcpy(val, &ns, *len);
 		return 0;
+	}
 	default:
 		return -FI_ENOPROTOOPT;
 	}

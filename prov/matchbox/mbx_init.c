@@ -27,7 +27,7 @@ struct mbx_params mbx_param = {
 	.large_proto = MBX_LARGE_AUTO,
 	.net = true,
 	.conn_mode = MBX_CONN_ADAPTIVE,
-	.conn_threshold = 16,
+	.conn_threshold = 0,
 	.conn_idle_ms = 0,
 	.srq_k = 8,
 	.srq_b = 32,
@@ -68,8 +68,7 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "conn_mode", FI_PARAM_STRING,
 			"Connection management: static (all pairs at start), ondemand (at the first message), adaptive (datagrams, a connection after conn_threshold messages), partial (peers at AV distance 2^k at start, the rest adaptive) (default: adaptive)");
 	fi_param_define(&mbx_prov, "conn_threshold", FI_PARAM_SIZE_T,
-			"Messages to one peer on the datagram channel before adaptive mode connects (default: %zu)",
-			mbx_param.conn_threshold);
+			"Messages to one peer on the datagram channel before adaptive mode connects it (default: 0, meaning 16 where a connection carries small messages, as over verbs or with net_small_dgram off, and never where small messages go by datagram anyway)");
 	fi_param_define(&mbx_prov, "conn_max", FI_PARAM_SIZE_T,
 			"Connections adaptive and partial modes make or accept because a peer sent conn_threshold messages; busy peers past it stay on datagrams. Connections a large frame needs, and partial mode's neighbours, are not counted (default: 0, meaning 2*ceil(log2(job size)), at least 8)");
 	fi_param_define(&mbx_prov, "conn_idle_ms", FI_PARAM_SIZE_T,
@@ -120,7 +119,7 @@ static void net_params(void)
 		else
 			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_CONN_MODE=%s unknown; using adaptive\n", mode);
 	}
-	get_size("conn_threshold", &mbx_param.conn_threshold, 1, 1 << 30);
+	get_size("conn_threshold", &mbx_param.conn_threshold, 0, 1 << 30);
 	get_size("conn_idle_ms", &mbx_param.conn_idle_ms, 0, 1 << 30);
 	get_size("conn_max", &mbx_param.conn_max, 0, 1 << 30);
 	get_size("srq_k", &mbx_param.srq_k, 0, 1024);

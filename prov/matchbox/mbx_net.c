@@ -77,7 +77,11 @@ enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_
 enum { CL_HI = 0, CL_LO = 1, CL_N };
 enum { CH_DGRAM = 0, CH_CONN = 1, CH_LO = 2 };	/* CH_CONN: the high class */
 #define CH_OF(cls) ((uint8_t)((cls) + 1))
-enum { POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
+/* Buffers by size. Tiny ones carry control frames and small messages: a
+ * datagram is held until acknowledged, so in an all-to-all every peer has
+ * one in flight, 512 bytes where a datagram-sized buffer took 1.6 KiB. */
+enum { POOL_TINY, POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
+#define TINY_MAX	(512u - (uint32_t)sizeof(struct nbuf))
 enum { NF_ACK = 1 };
 
 /* Every net frame starts with this; a DATA frame carries one wire frame
@@ -214,6 +218,7 @@ struct mbx_net {
 	uint32_t credits;		/* the largest window (FI_MATCHBOX_NET_CREDITS) */
 	bool rma;			/* the connections can fi_read */
 	bool small_dgram;		/* small frames prefer datagrams (not over verbs) */
+	uint32_t busy_threshold;	/* messages that make a peer busy; 0: never */
 	bool lo_used;			/* a low connection was ever started */
 	uint32_t mr_key;		/* last memory key handed out */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
@@ -266,7 +271,7 @@ static struct nbuf *nb_get(struct mbx_net *n, uint8_t pool, uint8_t kind)
 /* The smallest buffer a frame of `len` bytes (net header included) fits. */
 static uint8_t pool_for(struct mbx_net *n, uint32_t len)
 {
-	uint8_t i = POOL_SMALL;
+	uint8_t i = POOL_TINY;
 
 	while (i < POOL_BIG && len > n->pool_size[i])
 		i++;
@@ -1007,7 +1012,7 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int c
 
 	if (!dgram && !cl_up(cl))
 		return -FI_ENOTCONN;
-	b = nb_get(n, POOL_SMALL, NB_TX);
+	b = nb_get(n, POOL_TINY, NB_TX);
 	if (!b)
 		return -FI_EAGAIN;
 	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_OF(cls), HDR);
@@ -1154,7 +1159,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			}
 			if (mbu_rel_tx_inflight(&np->rtx) >= MBU_REL_WINDOW || !dgram_room(n))
 				return;
-			b = nb_get(n, POOL_SMALL, NB_TX);
+			b = nb_get(n, pool_for(n, len), NB_TX);
 			if (!b)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_DGRAM, len);
@@ -1166,8 +1171,8 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			/* Lost here or on the wire alike: the timer sends it again. */
 			(void)dgram_send(n, np, b);
 			n->st.dgram_msgs++;
-			if (mbx_param.conn_mode != MBX_CONN_STATIC &&
-			    ++np->msgs >= mbx_param.conn_threshold)
+			if (n->busy_threshold && mbx_param.conn_mode != MBX_CONN_STATIC &&
+			    ++np->msgs >= n->busy_threshold)
 				busy_peer(ep, np);
 		}
 		mbu_ring_consume(&np->cons, f);
@@ -1588,7 +1593,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		k = mbu_iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
-		b = nb_get(n, POOL_SMALL, NB_READ);
+		b = nb_get(n, POOL_TINY, NB_READ);
 		if (!b)
 			return rx->rd_pending ? 0 : -FI_EAGAIN;
 		b->peer = p;
@@ -1969,11 +1974,13 @@ int mbx_net_open(struct mbx_ep *ep)
 	mbu_dlist_init(&n->peers);
 	mbu_dlist_init(&n->conns);
 	n->credits = (uint32_t)mbx_param.net_credits;
+	n->pool_size[POOL_TINY] = TINY_MAX;
 	n->pool_size[POOL_SMALL] = DGRAM_MAX;
 	n->pool_size[POOL_HI] = HDR + sizeof(struct mbx_wire) + mbx_param.net_eager;
 	n->pool_size[POOL_BIG] = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
 	if (n->pool_size[POOL_HI] < DGRAM_MAX)
 		n->pool_size[POOL_HI] = DGRAM_MAX;	/* RTS frames must fit */
+	mbu_pool_init(&n->pool[POOL_TINY], sizeof(struct nbuf) + TINY_MAX, 64, 0);
 	mbu_pool_init(&n->pool[POOL_SMALL], sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
 	mbu_pool_init(&n->pool[POOL_HI], sizeof(struct nbuf) + n->pool_size[POOL_HI], 16, 0);
 	mbu_pool_init(&n->pool[POOL_BIG], sizeof(struct nbuf) + n->pool_size[POOL_BIG], 8, 0);
@@ -1991,6 +1998,14 @@ int mbx_net_open(struct mbx_ep *ep)
 	/* Over verbs, RC is the faster channel and stays so. */
 	n->small_dgram = mbx_param.net_small_dgram && n->minfo &&
 			 strcmp(n->minfo->fabric_attr->prov_name, "verbs") != 0;
+	/* A peer is connected for being busy so that its small messages take
+	 * the faster channel. Where that is the datagram one, the connection
+	 * would carry none of them (small_by_dgram) and only cost memory: an
+	 * all-to-all at 64 ranks opened 15 per process for nothing, 30 KiB
+	 * each. Frames that need a connection open one either way. */
+	n->busy_threshold = mbx_param.conn_threshold ? (uint32_t)mbx_param.conn_threshold
+			    : n->small_dgram ? 0 : 16;
+	n->st.busy_threshold = n->busy_threshold;
 	if (!n->uinfo || !n->minfo) {
 		MBX_WARN(FI_LOG_EP_CTRL, "no core provider for the %s channel; no net wire\n",
 			 n->uinfo ? "connected" : "datagram");

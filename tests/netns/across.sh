@@ -49,8 +49,23 @@ conn() { # hosts, mode, ftx_conn args...
 	env FTX_HOSTS="$hosts" FI_MATCHBOX_CONN_MODE="$mode" "$ftx/ftx_conn" "$@"
 }
 
+# Verbs' default message threshold (over tcp/udp a busy peer is not
+# connected unless asked): connections opened mid-traffic.
+conn16() { # conn arguments...
+	FI_MATCHBOX_CONN_THRESHOLD=16 conn "$@"
+}
+
+# Every rank reports the default threshold as none and no connection open.
+dgram_default() {
+	local out
+	out=$(FTX_CONN_VERBOSE=1 conn 4 adaptive -n 8 -M 20 2>&1) || { echo "$out"; return 1; }
+	grep "threshold" <<<"$out" | head -n 2
+	[ "$(grep -c "adaptive, threshold 0: 0 open" <<<"$out")" = 8 ]
+}
+
+# The budget limits busy connections, so it is tested at threshold 16.
 conn_budget() { # budget, conn arguments...
-	FI_MATCHBOX_CONN_MAX=$1 conn "${@:2}"
+	FI_MATCHBOX_CONN_MAX=$1 conn16 "${@:2}"
 }
 
 # Drop 5% of UDP on every host (tc netem is not in every kernel; nftables'
@@ -161,11 +176,18 @@ four_hosts() {
 	local mode t
 	for mode in $modes; do
 		check "ftx_conn storm and counts $mode, 4 hosts x 2, 4 messages" conn 4 "$mode" -n 8 -M 4
-		check "ftx_conn storm and counts $mode, 4 hosts x 2, 20 messages" conn 4 "$mode" -n 8 -M 20
+		# At verbs' threshold of 16, adaptive and partial connect busy
+		# peers in the middle of the storm, with datagrams in flight.
+		check "ftx_conn storm and counts $mode, 4 hosts x 2, 20 messages, threshold 16" conn16 4 "$mode" \
+			-n 8 -M 20
 		for t in t_p2p t_coll t_comm; do
 			check "MPI $t $mode, 4 hosts x 2" mpi 4 "$t" FI_MATCHBOX_CONN_MODE="$mode"
 		done
 	done
+	# Over tcp/udp a busy peer is not connected by default: its small
+	# messages are faster by datagram.
+	check "ftx_conn storm adaptive by default over tcp/udp: datagrams only, 4 hosts x 2, 20 messages" \
+		dgram_default
 	# A connection budget below the peers that earn one: the rest stay on
 	# datagrams, large frames still get the connections they need.
 	check "ftx_conn storm, adaptive with a connection budget of 2, 4 hosts x 2, 20 messages" \
@@ -203,11 +225,11 @@ idle_and_loss() {
 	for mode in adaptive ondemand; do
 		check "ftx_conn idle teardown and rebuild $mode, 4 hosts x 2" \
 			env FI_MATCHBOX_CONN_IDLE_MS=100 FTX_HOSTS=4 FI_MATCHBOX_CONN_MODE=$mode \
-			"$ftx/ftx_conn" -n 8 -M 20 -W 100
+			FI_MATCHBOX_CONN_THRESHOLD=16 "$ftx/ftx_conn" -n 8 -M 20 -W 100
 	done
 	if command -v nft >/dev/null && loss on; then
 		for mode in adaptive ondemand; do
-			check "5% UDP loss: ftx_conn storm $mode, 4 hosts x 2" conn 4 "$mode" -n 8 -M 20
+			check "5% UDP loss: ftx_conn storm $mode, 4 hosts x 2" conn16 4 "$mode" -n 8 -M 20
 		done
 		check "5% UDP loss: MPI t_coll adaptive, 4 hosts x 2" mpi 4 t_coll
 		loss off
@@ -250,7 +272,8 @@ sanitized() {
 	check "MPI t_p2p by clear-to-send, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \
 		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
 	check "ftx_conn idle teardown and rebuild, 2 hosts x 2" env FI_MATCHBOX_CONN_IDLE_MS=100 \
-		FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=adaptive "$ftx/ftx_conn" -n 4 -M 20 -W 100
+		FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=adaptive FI_MATCHBOX_CONN_THRESHOLD=16 \
+		"$ftx/ftx_conn" -n 4 -M 20 -W 100
 	if loss on; then
 		check "5% UDP loss: MPI t_p2p on datagrams only, 2 hosts x 2" mpi 2 t_p2p \
 			FI_MATCHBOX_CONN_THRESHOLD=1000000
@@ -345,7 +368,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

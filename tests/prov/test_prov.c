@@ -4,6 +4,7 @@
  * tests: getinfo -> fabric -> domain -> av/cq -> enabled endpoint (whose own
  * address is in its AV, so it can send to itself). */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,26 @@ Test(ep, options)
 	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len), 0);
 	len = 3;
 	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len),
+		     -FI_ETOOSMALL);
+}
+
+/* The net counters grew a field (busy_threshold): a caller built with the
+ * older struct gets the fields it knows and nothing written past them. */
+Test(ep, net_stats_serve_the_older_struct_size)
+{
+	size_t old = offsetof(struct fi_matchbox_net_stats, busy_threshold), len;
+	struct fi_matchbox_net_stats ns;
+
+	len = sizeof(ns);
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &ns, &len), 0);
+	cr_assert_eq(len, sizeof(ns));
+	memset(&ns, 0xa5, sizeof(ns));
+	len = old;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &ns, &len), 0);
+	cr_assert_eq(len, old);
+	cr_assert_eq(ns.busy_threshold, 0xa5a5a5a5a5a5a5a5ULL);
+	len = old - 1;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &ns, &len),
 		     -FI_ETOOSMALL);
 }
 

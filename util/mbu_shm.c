@@ -85,7 +85,9 @@ int mbu_shm_unlink(const char *name)
 	return shm_unlink(name) ? -errno : 0;
 }
 
-int mbu_shm_reap(const char *prefix)
+/* Unlink "<prefix><pid>-..." segments: of `only` if it is > 0 (a process
+ * its parent has waited for), else of every pid that no longer exists. */
+static int reap(const char *prefix, long only)
 {
 	size_t plen = strlen(prefix);
 	struct dirent *d;
@@ -104,7 +106,7 @@ int mbu_shm_reap(const char *prefix)
 		pid = strtol(d->d_name + plen, &end, 10);
 		if (end == d->d_name + plen || *end != '-' || pid <= 0)
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (only > 0 ? pid != only : kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
 		snprintf(name, sizeof(name), "/%s", d->d_name);
 		if (!shm_unlink(name))
@@ -112,4 +114,14 @@ int mbu_shm_reap(const char *prefix)
 	}
 	closedir(dir);
 	return n;
+}
+
+int mbu_shm_reap(const char *prefix)
+{
+	return reap(prefix, 0);
+}
+
+int mbu_shm_reap_pid(const char *prefix, long pid)
+{
+	return pid > 0 ? reap(prefix, pid) : 0;
 }

@@ -18,5 +18,7 @@ void mbu_shm_unmap(void *addr, size_t size);
 int mbu_shm_unlink(const char *name);
 /* Unlink segments "<prefix><pid>-..." whose pid is gone; returns how many. */
 int mbu_shm_reap(const char *prefix);
+/* Unlink the segments "<prefix><pid>-..." of one process that has ended. */
+int mbu_shm_reap_pid(const char *prefix, long pid);
 
 #endif

@@ -531,10 +531,23 @@ int main(int argc, char **argv)
 	PMIx_server_finalize();
 	/* PMIx leaves its rendezvous files in our directory. */
 	nftw(job.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	/* Ranks killed by a signal cannot remove their matchbox segments. */
+	/* Ranks killed by a signal cannot remove their matchbox segments, so
+	 * they are removed here. A rank that finalized and exited 0 should have
+	 * removed its own: say so, or the removal would hide the leak. */
 	{
 		char prefix[64];
 		snprintf(prefix, sizeof(prefix), "mbx-%u-", (unsigned)geteuid());
+		for (int i = 0; i < job.n; i++) {
+			struct rank *r = &job.r[i];
+			int left;
+
+			if (!r->done || r->status || !r->finalized)
+				continue;
+			left = mbu_shm_reap_pid(prefix, (long)r->pid);
+			if (left)
+				fprintf(stderr, "mpirun: rank %d left %d shared-memory segment%s "
+					"behind (removed)\n", i, left, left > 1 ? "s" : "");
+		}
 		mbu_shm_reap(prefix);
 	}
 	free(xvars);

@@ -122,6 +122,9 @@ struct cm_reject {
 };
 
 enum { REJ_SIZES = 1, REJ_BUDGET };
+/* Messages after which a peer is busy and gets a connection, where that is
+ * the faster channel for small messages (FI_MATCHBOX_CONN_THRESHOLD). */
+#define BUSY_MSGS	16u
 /* A peer whose budget was full is not asked again for this long. */
 #define BUDGET_RETRY_NS	1000000000ULL
 
@@ -140,6 +143,9 @@ struct nbuf {
 	int refs;
 	_Alignas(8) unsigned char d[];
 };
+/* Control frames (a header alone) go in tiny buffers, and small messages
+ * should too. */
+_Static_assert(TINY_MAX >= HDR + 64, "a tiny buffer holds a header and a small frame");
 
 enum conn_state { C_CONNECTING, C_ACCEPTING, C_UP, C_DEAD };
 
@@ -2004,7 +2010,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	 * all-to-all at 64 ranks opened 15 per process for nothing, 30 KiB
 	 * each. Frames that need a connection open one either way. */
 	n->busy_threshold = mbx_param.conn_threshold ? (uint32_t)mbx_param.conn_threshold
-			    : n->small_dgram ? 0 : 16;
+			    : n->small_dgram ? 0 : BUSY_MSGS;
 	n->st.busy_threshold = n->busy_threshold;
 	if (!n->uinfo || !n->minfo) {
 		MBX_WARN(FI_LOG_EP_CTRL, "no core provider for the %s channel; no net wire\n",

@@ -14,7 +14,9 @@
 # runs with --bind-to none: every namespace "host" is the same machine, and
 # Open MPI binds each host's first rank to core 0, which put both ranks on
 # one core (about 2 ms per message, the scheduler's time slice). Its tcp BTL
-# also needs IPv6 off (btl_tcp_disable_family 6) to connect here.
+# also needs IPv6 off (btl_tcp_disable_family 6) to connect here, and its
+# daemons, which share a hostname and so a session directory here, no
+# shared topology file (rtc_hwloc_vmhole none: writing it crashed one).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?build dir}" && pwd)
@@ -45,7 +47,7 @@ launch() { # config test bytes
 			--mca mtl_ofi_provider_include matchbox -x FI_PROVIDER_PATH="$build/prov/matchbox")
 		ip netns exec mbx-h0 timeout 120 mpirun.openmpi --allow-run-as-root --bind-to none \
 			--host "$hosts" \
-			-n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" \
+			-n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" --mca rtc_hwloc_vmhole none \
 			--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 "${x[@]}" \
 			"$tmp/mb.ompi" "$@" ;;
 	esac 2>/dev/null | awk -v t="$1" '$1 == t {print $3}'

@@ -296,9 +296,12 @@ ompi() { # hosts, program path, extra mpirun.openmpi args...
 	shift 2
 	for ((k = 0; k < hosts; k++)); do list+="${list:+,}$("$here/cluster.sh" addr $k):2"; done
 	# --bind-to none: the "hosts" share this machine's cores, and Open MPI
-	# would bind every host's first rank to core 0.
+	# would bind every host's first rank to core 0. rtc_hwloc_vmhole none:
+	# the hosts share one hostname and so one session directory, in which
+	# each host's daemon wrote the same shared topology file; 1 start in 8
+	# to 20 under load crashed a daemon in hwloc_shmem_topology_write.
 	ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --bind-to none --host "$list" \
-		-n $((2 * hosts)) \
+		-n $((2 * hosts)) --mca rtc_hwloc_vmhole none \
 		--mca plm_rsh_agent "$here/nsrsh" --mca btl_tcp_if_include eth0 \
 		--mca oob_tcp_if_include eth0 "$@" "$prog"
 }

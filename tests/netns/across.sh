@@ -89,8 +89,11 @@ loss() { # on|off
 
 two_hosts() {
 	local p mode t
-	for p in ftx_pingpong ftx_bw ftx_unexp ftx_wild ftx_peek ftx_multirecv ftx_trunc ftx_cancel; do
-		check "$p, 2 hosts" env FTX_HOSTS=2 "$ftx/$p" $([ $p = ftx_pingpong ] && echo -S 1,64,4096,65536,1048576 -I 20)
+	for mode in $modes; do
+		for p in ftx_pingpong ftx_bw ftx_unexp ftx_wild ftx_peek ftx_multirecv ftx_trunc ftx_cancel; do
+			check "$p $mode, 2 hosts" env FTX_HOSTS=2 FI_MATCHBOX_CONN_MODE=$mode "$ftx/$p" \
+				$([ $p = ftx_pingpong ] && echo -S 1,64,4096,65536,1048576 -I 20)
+		done
 	done
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
@@ -196,7 +199,10 @@ four_hosts() {
 		check "MPI $t adaptive with a connection budget of 1, 4 hosts x 2" mpi 4 "$t" \
 			FI_MATCHBOX_CONN_MODE=adaptive FI_MATCHBOX_CONN_MAX=1 FI_MATCHBOX_CONN_THRESHOLD=2
 	done
-	check "ftx_wild, 4 hosts x 2" env FTX_HOSTS=4 "$ftx/ftx_wild" -n 8 -M 100
+	for mode in $modes; do
+		check "ftx_wild $mode, 4 hosts x 2" env FTX_HOSTS=4 FI_MATCHBOX_CONN_MODE=$mode \
+			"$ftx/ftx_wild" -n 8 -M 100
+	done
 	# Flow control at its tightest: one buffer per connection and 1-frame
 	# windows, every rank's blocks to every other arriving unexpected
 	# (bench/mpi/ftis.c checks the data): slow, never dropped or stuck.

@@ -81,7 +81,6 @@ enum { CH_DGRAM = 0, CH_CONN = 1, CH_LO = 2 };	/* CH_CONN: the high class */
  * datagram is held until acknowledged, so in an all-to-all every peer has
  * one in flight, 512 bytes where a datagram-sized buffer took 1.6 KiB. */
 enum { POOL_TINY, POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
-#define TINY_MAX	(512u - (uint32_t)sizeof(struct nbuf))
 enum { NF_ACK = 1 };
 
 /* Every net frame starts with this; a DATA frame carries one wire frame
@@ -143,6 +142,7 @@ struct nbuf {
 	int refs;
 	_Alignas(8) unsigned char d[];
 };
+#define TINY_MAX	(512u - (uint32_t)sizeof(struct nbuf))
 /* Control frames (a header alone) go in tiny buffers, and small messages
  * should too. */
 _Static_assert(TINY_MAX >= HDR + 64, "a tiny buffer holds a header and a small frame");
@@ -1177,8 +1177,8 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			/* Lost here or on the wire alike: the timer sends it again. */
 			(void)dgram_send(n, np, b);
 			n->st.dgram_msgs++;
-			if (n->busy_threshold && mbx_param.conn_mode != MBX_CONN_STATIC &&
-			    ++np->msgs >= n->busy_threshold)
+			/* (static and ondemand peers never get here: want_conn) */
+			if (n->busy_threshold && ++np->msgs >= n->busy_threshold)
 				busy_peer(ep, np);
 		}
 		mbu_ring_consume(&np->cons, f);

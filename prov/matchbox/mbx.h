@@ -108,6 +108,9 @@ int mbx_parse_addr(const void *addr, size_t len, struct mbx_addr *out);
 int mbx_format_addr(const struct mbx_addr *a, char *buf, size_t len);
 void mbx_shm_name(const struct mbx_addr *a, char *buf, size_t len);
 void mbx_params_init(void);
+uint32_t mbx_fnv1a(const char *s);
+uint32_t mbx_host_id(void);
+uint32_t mbx_job_id(void);
 
 /* Stubs for ops-table slots we do not implement: never a NULL slot. */
 int mbx_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

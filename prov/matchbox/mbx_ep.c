@@ -13,8 +13,6 @@
 #include "mbu_shm.h"
 #include "mbx_net.h"
 
-uint32_t mbx_host_id(void);
-uint32_t mbx_job_id(void);
 
 static _Atomic uint32_t next_ep_id;
 static pthread_once_t reap_once = PTHREAD_ONCE_INIT;

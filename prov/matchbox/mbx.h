@@ -88,6 +88,7 @@ struct mbx_params {
 	bool net_rma;
 	size_t net_rma_chunk;
 	bool net_small_dgram;
+	size_t resolve_ms;
 };
 extern struct mbx_params mbx_param;
 
@@ -109,6 +110,30 @@ int mbx_format_addr(const struct mbx_addr *a, char *buf, size_t len);
 void mbx_shm_name(const struct mbx_addr *a, char *buf, size_t len);
 void mbx_params_init(void);
 uint32_t mbx_fnv1a(const char *s);
+
+/* A listener address (host order): where an endpoint's name service
+ * answers (mbx_addr.c). ip 0 is every local address. */
+struct mbx_sockname {
+	uint32_t ip;
+	uint16_t port;
+};
+
+enum { MBX_ADDR_FULL = 0, MBX_ADDR_SOCKNAME = 1 };
+bool mbx_addr_format_ok(uint32_t fmt);
+/* Bytes per address in an array of `fmt` addresses; 0 for strings. */
+size_t mbx_addr_stride(uint32_t fmt);
+/* MBX_ADDR_FULL (into *full), MBX_ADDR_SOCKNAME (into *sn) or -FI_EINVAL. */
+int mbx_addr_decode(const void *addr, size_t len, uint32_t fmt, struct mbx_addr *full,
+		    struct mbx_sockname *sn);
+int mbx_addr_encode(const struct mbx_sockname *sn, uint32_t fmt, void *buf, size_t *len);
+int mbx_sockname_lookup(const char *node, const char *service, bool passive,
+			struct mbx_sockname *sn);
+/* Asks the endpoint listening at `sn` for its full address (blocking, up to
+ * FI_MATCHBOX_RESOLVE_MS). */
+int mbx_name_resolve(const struct mbx_sockname *sn, struct mbx_addr *out);
+/* The same for an endpoint of this process, without waiting: true if found. */
+bool mbx_name_resolve_local(const struct mbx_sockname *sn, struct mbx_addr *out);
+uint32_t mbx_net_pick_ip(void);
 uint32_t mbx_host_id(void);
 uint32_t mbx_job_id(void);
 
@@ -152,11 +177,18 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
 int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
 		void *context);
+int mbx_eq_write_err(struct fid_eq *eq, const struct fi_eq_err_entry *e);
 
 /* Address vector. Entries are never reused after removal, so an fi_addr_t
- * handed out stays unambiguous for the life of the AV. */
+ * handed out stays unambiguous for the life of the AV. An entry inserted by
+ * listener address is resolved to its full address at its first use, as
+ * sockets-style providers connect at first use: inserting never waits on
+ * the network, and a peer that is not up yet is no error until then. */
 struct mbx_av_entry {
-	struct mbx_addr addr;
+	struct mbx_addr addr;		/* valid once resolved */
+	struct mbx_sockname sn;		/* the listener address it was inserted by */
+	bool has_sn;
+	bool resolved;
 	bool valid;
 };
 
@@ -169,10 +201,13 @@ struct mbx_av {
 	struct fid_av av;
 	struct mbx_domain *dom;
 	enum fi_av_type type;
+	uint32_t fmt;			/* the domain's address format */
 	struct mbx_av_entry *tab;
 	size_t count, cap;
 	struct mbx_av_rev rev;		/* addr key -> fi_addr, for FI_SOURCE */
-	uint64_t gen;			/* bumped on every insert/remove */
+	uint64_t gen;			/* bumped on every insert/remove/resolve */
+	struct fid_eq *eq;		/* FI_EVENT: inserts complete here */
+	bool event;
 	_Atomic int refs;
 };
 
@@ -189,6 +224,14 @@ static inline uint64_t mbx_addr_k1(const struct mbx_addr *a)
 int mbx_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		void *context);
 fi_addr_t mbx_av_reverse(struct mbx_av *av, const struct mbx_addr *a);
+/* With the domain lock held: 0 when `a` names a usable entry, resolving
+ * it first if needed (the lock is dropped while the peer is asked). */
+int mbx_av_resolve_locked(struct mbx_av *av, fi_addr_t a);
+
+static inline bool mbx_av_usable(const struct mbx_av *av, fi_addr_t a)
+{
+	return a < av->count && av->tab[a].valid && av->tab[a].resolved;
+}
 
 /* Completion queue. Entries are kept in the richest format and converted on
  * read; the ring grows rather than drop a completion. */
@@ -449,6 +492,11 @@ struct mbx_ep {
 	uint64_t last_liveness_ns;
 	struct fi_matchbox_stats stats;
 	struct mbx_net *net;		/* NULL: no net wire (FI_MATCHBOX_NET=0 or none found) */
+	uint32_t want_ip;		/* the net wire's address from info->src_addr; 0: any */
+	/* name service (mbx_addr.c) */
+	int name_fd;
+	struct mbx_sockname sname;
+	struct local_name *name_entry;
 	uint32_t net_mask;		/* poll net when (progress_ticks & net_mask) == 0 */
 };
 
@@ -485,6 +533,12 @@ void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf
 		     uint64_t tag, uint64_t data, fi_addr_t src, uint64_t extra,
 		     size_t olen);
 void mbx_ep_fini_wire(struct mbx_ep *ep);
+int mbx_name_open(struct mbx_ep *ep, const struct mbx_sockname *want);
+void mbx_name_close(struct mbx_ep *ep);
+void mbx_name_update(struct mbx_ep *ep);
+void mbx_name_poll(struct mbx_ep *ep);
+/* The endpoint's listener address as others reach it. */
+void mbx_name_own(const struct mbx_ep *ep, struct mbx_sockname *sn);
 /* For the net wire: hand one inbound frame to the matcher (1 taken, 0 not
  * now: the unexpected buffer is full, -1 malformed and dropped), write a
  * control frame, fail a lost peer. */

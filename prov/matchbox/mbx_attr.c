@@ -4,7 +4,9 @@
  * fi_info -p matchbox ...` explains an empty answer. */
 #include "mbx.h"
 
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 
 #define REFUSE(...)						\
@@ -54,16 +56,19 @@ static bool check_rx(const struct fi_rx_attr *rx)
 
 static bool check_hints(uint32_t version, const struct fi_info *h)
 {
+	struct mbx_sockname sn;
 	struct mbx_addr a;
 
 	if (h->caps & ~MBX_CAPS)
 		REFUSE("caps 0x%llx not offered\n", (unsigned long long)(h->caps & ~MBX_CAPS));
-	if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != FI_ADDR_STR)
+	if (!mbx_addr_format_ok(h->addr_format))
 		REFUSE("addr_format %u unsupported\n", h->addr_format);
-	if (h->src_addr && mbx_parse_addr(h->src_addr, h->src_addrlen, &a))
-		REFUSE("src_addr is not a matchbox address\n");
-	if (h->dest_addr && mbx_parse_addr(h->dest_addr, h->dest_addrlen, &a))
-		REFUSE("dest_addr is not a matchbox address\n");
+	if (h->src_addr &&
+	    mbx_addr_decode(h->src_addr, h->src_addrlen, h->addr_format, &a, &sn) < 0)
+		REFUSE("src_addr is not an address matchbox can use\n");
+	if (h->dest_addr &&
+	    mbx_addr_decode(h->dest_addr, h->dest_addrlen, h->addr_format, &a, &sn) < 0)
+		REFUSE("dest_addr is not an address matchbox can use\n");
 	if (h->ep_attr) {
 		const struct fi_ep_attr *e = h->ep_attr;
 
@@ -120,12 +125,33 @@ static uint64_t pick_caps(const struct fi_info *h)
 
 	if (!h || !h->caps)
 		return MBX_CAPS;
+	/* Only the primary capabilities asked for (fi_getinfo(3)); the
+	 * secondary ones we always have come along. */
 	caps = h->caps;
-	if (!(caps & (FI_MSG | FI_TAGGED)))
-		caps |= FI_MSG | FI_TAGGED;
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
 	return caps | FI_LOCAL_COMM | (mbx_param.net ? FI_REMOTE_COMM : 0);
+}
+
+/* With no format hinted, the hint's own addresses decide it. */
+static uint32_t pick_format(const struct fi_info *h)
+{
+	const void *a;
+	size_t len;
+	const struct sockaddr *sa;
+
+	if (!h)
+		return FI_ADDR_STR;
+	if (h->addr_format)
+		return h->addr_format;
+	a = h->src_addr ? h->src_addr : h->dest_addr;
+	len = h->src_addr ? h->src_addrlen : h->dest_addrlen;
+	sa = a;
+	if (a && len >= sizeof(struct sockaddr_in) && sa->sa_family == AF_INET)
+		return FI_SOCKADDR_IN;
+	if (a && len >= sizeof(struct sockaddr_in6) && sa->sa_family == AF_INET6)
+		return FI_SOCKADDR_IN6;
+	return FI_ADDR_STR;
 }
 
 static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
@@ -137,7 +163,7 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 		return NULL;
 	fi->caps = caps;
 	fi->mode = 0;
-	fi->addr_format = FI_ADDR_STR;
+	fi->addr_format = pick_format(h);
 	if (h && h->dest_addr) {
 		fi->dest_addr = malloc(h->dest_addrlen);
 		if (!fi->dest_addr)
@@ -146,7 +172,8 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 		fi->dest_addrlen = h->dest_addrlen;
 	}
 
-	fi->tx_attr->caps = caps & (MBX_TX_CAPS | MBX_DOM_CAPS);
+	/* Domain capabilities belong to info->caps, not to the contexts. */
+	fi->tx_attr->caps = caps & MBX_TX_CAPS;
 	fi->tx_attr->mode = 0;
 	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
 	fi->tx_attr->msg_order = MBX_MSG_ORDER;
@@ -156,7 +183,7 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->tx_attr->iov_limit = MBX_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = 0;
 
-	fi->rx_attr->caps = caps & (MBX_RX_CAPS | MBX_DOM_CAPS);
+	fi->rx_attr->caps = caps & MBX_RX_CAPS;
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = MBX_MSG_ORDER;
@@ -186,7 +213,11 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->domain_attr->name = strdup(MBX_DOMAIN_NAME);
 	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading ?
 				     h->domain_attr->threading : FI_THREAD_SAFE;
-	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	/* Control operations need no progress calls; a caller that promises
+	 * to make them anyway (MANUAL) loses nothing. */
+	fi->domain_attr->control_progress = h && h->domain_attr &&
+					    h->domain_attr->control_progress == FI_PROGRESS_MANUAL ?
+					    FI_PROGRESS_MANUAL : FI_PROGRESS_AUTO;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
@@ -225,33 +256,97 @@ err:
 	return NULL;
 }
 
+/* Copies `len` bytes of `addr` into a fresh allocation at *dst. */
+static int set_addr(void **dst, size_t *dlen, const void *addr, size_t len)
+{
+	void *p = malloc(len);
+
+	if (!p)
+		return -FI_ENOMEM;
+	memcpy(p, addr, len);
+	free(*dst);
+	*dst = p;
+	*dlen = len;
+	return 0;
+}
+
+static int set_sockname(void **dst, size_t *dlen, const struct mbx_sockname *sn, uint32_t fmt)
+{
+	char buf[128];
+	size_t len = sizeof(buf);
+	int ret = mbx_addr_encode(sn, fmt, buf, &len);
+
+	return ret ? ret : set_addr(dst, dlen, buf, len);
+}
+
+/* The addresses of fi_getinfo(3): with FI_SOURCE, node and service say
+ * where the endpoint will be bound (src_addr); without it they name the
+ * peer (dest_addr), either as a full matchbox address or as the IP and
+ * port of its listener, which fi_av_insert resolves. src_addr is always
+ * set: the hint's, or the listener address an endpoint gets by default
+ * (the net wire's IP, an ephemeral port). */
+static int fill_addrs(struct fi_info *fi, const char *node, const char *service,
+		      uint64_t flags, const struct fi_info *hints)
+{
+	struct mbx_sockname sn;
+	struct mbx_addr a;
+	int ret;
+
+	if ((flags & FI_SOURCE) && (node || service)) {
+		ret = mbx_sockname_lookup(node, service, !node, &sn);
+		if (ret)
+			return ret;
+		ret = set_sockname(&fi->src_addr, &fi->src_addrlen, &sn, fi->addr_format);
+		if (ret)
+			return ret;
+	} else if (node) {
+		if (!mbx_parse_addr(node, strlen(node) + 1, &a)) {
+			if (fi->addr_format != FI_ADDR_STR) {
+				MBX_INFO(FI_LOG_CORE, "node %s is a string in a sockaddr format\n",
+					 node);
+				return -FI_ENODATA;
+			}
+			ret = set_addr(&fi->dest_addr, &fi->dest_addrlen, node, strlen(node) + 1);
+		} else {
+			/* Without a service the port is 0: an AV refuses it,
+			 * as it names no listener. */
+			ret = mbx_sockname_lookup(node, service, false, &sn);
+			if (!ret)
+				ret = set_sockname(&fi->dest_addr, &fi->dest_addrlen, &sn,
+						   fi->addr_format);
+		}
+		if (ret)
+			return ret;
+	}
+	if (!fi->src_addr && hints && hints->src_addr)
+		return set_addr(&fi->src_addr, &fi->src_addrlen, hints->src_addr,
+				hints->src_addrlen);
+	if (!fi->src_addr) {
+		sn.ip = mbx_param.net ? mbx_net_pick_ip() : 0;
+		if (!sn.ip)
+			sn.ip = 0x7f000001u;
+		sn.port = 0;
+		return set_sockname(&fi->src_addr, &fi->src_addrlen, &sn, fi->addr_format);
+	}
+	return 0;
+}
+
 int mbx_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints, struct fi_info **info)
 {
 	struct fi_info *fi;
-	struct mbx_addr a;
+	int ret;
 
 	*info = NULL;
 	if (hints && !check_hints(version, hints))
 		return -FI_ENODATA;
-	/* The provider has no network names yet: a node is only meaningful as
-	 * a matchbox address of a peer (or ignored as our own source). */
-	if (node && !(flags & FI_SOURCE) &&
-	    mbx_parse_addr(node, strlen(node) + 1, &a)) {
-		MBX_INFO(FI_LOG_CORE, "node %s is not a matchbox address\n", node);
-		return -FI_ENODATA;
-	}
-	(void)service;
 	fi = build_info(version, hints);
 	if (!fi)
 		return -FI_ENOMEM;
-	if (node && !(flags & FI_SOURCE) && !fi->dest_addr) {
-		fi->dest_addrlen = strlen(node) + 1;
-		fi->dest_addr = strdup(node);
-		if (!fi->dest_addr) {
-			fi_freeinfo(fi);
-			return -FI_ENOMEM;
-		}
+	ret = fill_addrs(fi, node, service, flags, hints);
+	if (ret) {
+		fi_freeinfo(fi);
+		return ret;
 	}
 	*info = fi;
 	return 0;

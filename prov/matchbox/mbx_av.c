@@ -1,11 +1,15 @@
 /* Address vectors. FI_AV_TABLE and FI_AV_MAP behave alike here: an fi_addr_t
  * is the entry's index, which the send path turns into a peer with one array
- * load. Entries are never reused after removal, so a stale fi_addr_t cannot
+ * load. Addresses come in the domain's format: full "mbx://" strings, or
+ * listener addresses (sockaddrs, "fi_sockaddr_in://" strings) that are
+ * resolved to full ones when inserted (mbx_addr.c). Entries are never reused after removal, so a stale fi_addr_t cannot
  * silently name a different peer. A reverse index (address -> fi_addr_t)
  * answers FI_SOURCE and directed receives for incoming messages. */
 #include "mbx.h"
 
 #include <stdio.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,29 +99,86 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
+static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct mbx_av *av = mbu_container_of(fid, struct mbx_av, av.fid);
+
+	if (!bfid || bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (av->eq)
+		return -FI_EBUSY;
+	av->eq = mbu_container_of(bfid, struct fid_eq, fid);
+	return 0;
+}
+
 static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
-	.bind = mbx_no_bind,
+	.bind = av_bind,
 	.control = mbx_no_control,
 	.ops_open = mbx_no_ops_open,
 	.tostr = mbx_no_tostr,
 	.ops_set = mbx_no_ops_set,
 };
 
-static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
+/* One address of an insert, decoded before the AV is locked. */
+struct av_in {
+	struct mbx_addr a;
+	struct mbx_sockname sn;
+	bool has_sn, resolved;
+	int err;
+};
+
+/* A listener address must name a host and a port to be worth keeping; an
+ * endpoint of this process is resolved at once, others at first use. */
+static void decoded(struct av_in *in, int kind)
+{
+	in->has_sn = kind == MBX_ADDR_SOCKNAME;
+	in->err = kind < 0 ? kind : 0;
+	if (in->has_sn && (!in->sn.ip || !in->sn.port))
+		in->err = -FI_EINVAL;
+	in->resolved = !in->err && (!in->has_sn || mbx_name_resolve_local(&in->sn, &in->a));
+}
+
+int mbx_av_resolve_locked(struct mbx_av *av, fi_addr_t a)
+{
+	struct mbx_sockname sn;
+	struct mbx_addr full;
+	int ret;
+
+	if (a >= av->count || !av->tab[a].valid)
+		return -FI_EADDRNOTAVAIL;
+	if (av->tab[a].resolved)
+		return 0;
+	sn = av->tab[a].sn;
+	mbx_unlock(av->dom);
+	ret = mbx_name_resolve(&sn, &full);
+	mbx_lock(av->dom);
+	/* Removed, or resolved by another thread, while we asked. */
+	if (a >= av->count || !av->tab[a].valid)
+		return -FI_EADDRNOTAVAIL;
+	if (av->tab[a].resolved)
+		return 0;
+	if (ret)
+		return ret == -FI_ETIMEDOUT ? -FI_EHOSTUNREACH : ret;
+	ret = rev_put(rev_of(av), mbx_addr_k0(&full), mbx_addr_k1(&full), a);
+	if (ret)
+		return ret;
+	av->tab[a].addr = full;
+	av->tab[a].resolved = true;
+	av->gen++;
+	return 0;
+}
+
+static int av_commit(struct mbx_av *av, struct av_in *in, size_t count, fi_addr_t *fi_addr,
 		     uint64_t flags, void *context)
 {
-	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
-	const char *p = addr;
+	int *errs = (flags & FI_SYNC_ERR) ? context : NULL;
 	size_t i;
 	int n = 0;
 
-	(void)context;
-	if (!addr && count)
-		return -FI_EINVAL;
-	if (flags & ~(uint64_t)FI_MORE)
-		return -FI_EBADFLAGS;
 	mbx_lock(av->dom);
 	if (av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
@@ -133,34 +194,31 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 		av->tab = t;
 		av->cap = cap;
 	}
-	/* Several addresses come packed, each NUL-terminated. Every matchbox
-	 * address has the same length (MBX_ADDR_LEN), so callers that instead
-	 * use the fi_getname length as a fixed stride land on the same bytes. */
 	for (i = 0; i < count; i++) {
-		const char *s = p;
-		struct mbx_addr a;
-		size_t len = strnlen(s, MBX_NAME_MAX) + 1;
 		fi_addr_t idx = av->count;
 
-		if (len > MBX_NAME_MAX) {
-			/* No terminator: the rest cannot be located safely. */
-			for (; i < count; i++)
-				if (fi_addr)
-					fi_addr[i] = FI_ADDR_NOTAVAIL;
-			break;
-		}
-		p += len;
-		if (mbx_parse_addr(s, len, &a)) {
+		if (!in[i].err && in[i].resolved)
+			in[i].err = rev_put(rev_of(av), mbx_addr_k0(&in[i].a),
+					    mbx_addr_k1(&in[i].a), idx);
+		if (errs)
+			errs[i] = -in[i].err;
+		if (in[i].err) {
 			if (fi_addr)
 				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			if (av->event) {
+				struct fi_eq_err_entry e = {
+					.fid = &av->av.fid, .context = context, .data = i,
+					.err = -in[i].err, .prov_errno = in[i].err,
+				};
+
+				mbx_eq_write_err(av->eq, &e);
+			}
 			continue;
 		}
-		if (rev_put(rev_of(av), mbx_addr_k0(&a), mbx_addr_k1(&a), idx)) {
-			if (fi_addr)
-				fi_addr[i] = FI_ADDR_NOTAVAIL;
-			continue;
-		}
-		av->tab[idx].addr = a;
+		av->tab[idx].addr = in[i].a;
+		av->tab[idx].sn = in[i].sn;
+		av->tab[idx].has_sn = in[i].has_sn;
+		av->tab[idx].resolved = in[i].resolved;
 		av->tab[idx].valid = true;
 		av->count++;
 		if (fi_addr)
@@ -169,25 +227,123 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	}
 	av->gen++;
 	mbx_unlock(av->dom);
+	if (av->event) {
+		/* An AV opened with FI_EVENT reports the outcome on its EQ. */
+		struct fi_eq_entry e = { .fid = &av->av.fid, .context = context, .data = (uint64_t)n };
+
+		fi_eq_write(av->eq, FI_AV_COMPLETE, &e, sizeof(e), 0);
+		return 0;
+	}
 	return n;
 }
 
-static int av_insertsvc(struct fid_av *av, const char *node, const char *service,
-			fi_addr_t *fi_addr, uint64_t flags, void *context)
+static int check_flags(struct mbx_av *av, uint64_t flags, void *context)
 {
-	(void)service;
-	if (!node)
+	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR))
+		return -FI_EBADFLAGS;
+	if ((flags & FI_SYNC_ERR) && (!context || av->event))
 		return -FI_EINVAL;
-	return av_insert(av, node, 1, fi_addr, flags, context);
+	if (av->event && !av->eq)
+		return -FI_ENOEQ;
+	return 0;
 }
 
-static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
+		     uint64_t flags, void *context)
+{
+	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
+	size_t stride = mbx_addr_stride(av->fmt);
+	const char *p = addr;
+	struct av_in *in;
+	size_t i;
+	int ret;
+
+	if (!addr && count)
+		return -FI_EINVAL;
+	ret = check_flags(av, flags, context);
+	if (ret)
+		return ret;
+	in = calloc(count ? count : 1, sizeof(*in));
+	if (!in)
+		return -FI_ENOMEM;
+	/* Strings come packed, each NUL-terminated. Every full matchbox
+	 * address has the same length (MBX_ADDR_LEN), so callers that instead
+	 * use the fi_getname length as a fixed stride land on the same bytes.
+	 * Sockaddrs come at their format's fixed size. */
+	for (i = 0; i < count; i++) {
+		size_t len = stride ? stride : strnlen(p, MBX_NAME_MAX) + 1;
+
+		if (!stride && len > MBX_NAME_MAX) {
+			/* No terminator: the rest cannot be located safely. */
+			for (; i < count; i++)
+				in[i].err = -FI_EINVAL;
+			break;
+		}
+		if (av->fmt == FI_SOCKADDR && ((const struct sockaddr *)p)->sa_family == AF_INET)
+			len = sizeof(struct sockaddr_in);
+		decoded(&in[i], mbx_addr_decode(p, len, av->fmt, &in[i].a, &in[i].sn));
+		p += len;
+	}
+	ret = av_commit(av, in, count, fi_addr, flags, context);
+	free(in);
+	return ret;
+}
+
+static int av_insertsvc(struct fid_av *fav, const char *node, const char *service,
+			fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
+	struct av_in in = { .err = 0 };
+	int ret;
+
+	if (!node || !service)
+		return -FI_EINVAL;
+	ret = check_flags(av, flags, context);
+	if (ret)
+		return ret;
+	ret = mbx_sockname_lookup(node, service, false, &in.sn);
+	decoded(&in, ret ? -FI_EINVAL : MBX_ADDR_SOCKNAME);
+	return av_commit(av, &in, 1, fi_addr, flags, context);
+}
+
+/* fi_av_insertsym: nodecnt consecutive IPv4 addresses from `node`, each
+ * with svccnt consecutive ports from `service`, in that order. */
+static int av_insertsym(struct fid_av *fav, const char *node, size_t nodecnt,
 			const char *service, size_t svccnt, fi_addr_t *fi_addr,
 			uint64_t flags, void *context)
 {
-	(void)av; (void)node; (void)nodecnt; (void)service; (void)svccnt;
-	(void)fi_addr; (void)flags; (void)context;
-	return -FI_ENOSYS;
+	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
+	struct mbx_sockname base;
+	struct av_in *in;
+	size_t i, j;
+	int ret;
+
+	if (!node || !service || !nodecnt || !svccnt || nodecnt > 65536 || svccnt > 65536)
+		return -FI_EINVAL;
+	ret = check_flags(av, flags, context);
+	if (ret)
+		return ret;
+	ret = mbx_sockname_lookup(node, service, false, &base);
+	if (ret)
+		return -FI_EINVAL;
+	if ((uint64_t)base.port + svccnt - 1 > 65535 ||
+	    (uint64_t)base.ip + nodecnt - 1 > UINT32_MAX)
+		return -FI_EINVAL;
+	in = calloc(nodecnt * svccnt, sizeof(*in));
+	if (!in)
+		return -FI_ENOMEM;
+	for (i = 0; i < nodecnt; i++) {
+		for (j = 0; j < svccnt; j++) {
+			struct av_in *e = &in[i * svccnt + j];
+
+			e->sn.ip = base.ip + (uint32_t)i;
+			e->sn.port = (uint16_t)(base.port + j);
+			decoded(e, MBX_ADDR_SOCKNAME);
+		}
+	}
+	ret = av_commit(av, in, nodecnt * svccnt, fi_addr, flags, context);
+	free(in);
+	return ret;
 }
 
 static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
@@ -210,7 +366,7 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint6
 		struct rev_slot *s = rev_find(rev_of(av), mbx_addr_k0(&e->addr),
 					      mbx_addr_k1(&e->addr));
 
-		if (s->used && s->idx == fi_addr[i])
+		if (e->resolved && s->used && s->idx == fi_addr[i])
 			s->idx = FI_ADDR_NOTAVAIL;
 		e->valid = false;
 	}
@@ -232,6 +388,21 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *
 		mbx_unlock(av->dom);
 		return -FI_EINVAL;
 	}
+	if (mbx_addr_stride(av->fmt)) {
+		/* A sockaddr AV hands back the listener address it was given. */
+		struct mbx_sockname sn = av->tab[fi_addr].sn;
+		bool has = av->tab[fi_addr].has_sn;
+
+		mbx_unlock(av->dom);
+		if (!has)
+			return -FI_EADDRNOTAVAIL;
+		return mbx_addr_encode(&sn, av->fmt, addr, addrlen);
+	}
+	ret = mbx_av_resolve_locked(av, fi_addr);
+	if (ret) {
+		mbx_unlock(av->dom);
+		return ret;
+	}
 	n = mbx_format_addr(&av->tab[fi_addr].addr, buf, sizeof(buf));
 	mbx_unlock(av->dom);
 	if (n < 0)
@@ -243,14 +414,35 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *
 	return ret;
 }
 
-static const char *av_straddr(struct fid_av *av, const void *addr, char *buf, size_t *len)
+static const char *av_straddr(struct fid_av *fav, const void *addr, char *buf, size_t *len)
 {
+	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
+	struct mbx_sockname sn;
 	struct mbx_addr a;
 	int n;
 
-	(void)av;
 	if (!buf || !len || !*len)
 		return NULL;
+	if (addr && mbx_addr_stride(av->fmt)) {
+		char tmp[128];
+		size_t tl = sizeof(tmp);
+
+		if (mbx_addr_decode(addr, mbx_addr_stride(av->fmt), av->fmt, &a, &sn) !=
+			    MBX_ADDR_SOCKNAME ||
+		    mbx_addr_encode(&sn, FI_ADDR_STR, tmp, &tl))
+			snprintf(tmp, sizeof(tmp), "(invalid)"), tl = sizeof("(invalid)");
+		snprintf(buf, *len, "%s", tmp);
+		*len = tl;
+		return buf;
+	}
+	if (addr && !mbx_parse_addr(addr, strnlen(addr, MBX_NAME_MAX) + 1, &a)) {
+		/* full address: below */
+	} else if (addr && mbx_addr_decode(addr, strnlen(addr, MBX_NAME_MAX) + 1, FI_ADDR_STR,
+					   &a, &sn) == MBX_ADDR_SOCKNAME) {
+		n = snprintf(buf, *len, "%s", (const char *)addr);
+		*len = (size_t)n + 1;
+		return buf;
+	}
 	if (!addr || mbx_parse_addr(addr, strnlen(addr, MBX_NAME_MAX) + 1, &a)) {
 		snprintf(buf, *len, "(invalid)");
 		*len = sizeof("(invalid)");
@@ -296,7 +488,7 @@ int mbx_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 		return -FI_EINVAL;
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE && attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->flags & ~(uint64_t)(FI_SYMMETRIC))
+	if (attr->flags & ~(uint64_t)(FI_SYMMETRIC | FI_EVENT))
 		return -FI_EBADFLAGS;
 	if (attr->name || attr->rx_ctx_bits)
 		return -FI_ENOSYS;
@@ -308,6 +500,8 @@ int mbx_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 		return -FI_ENOMEM;
 	}
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+	av->event = attr->flags & FI_EVENT;
+	av->fmt = d->info->addr_format ? d->info->addr_format : FI_ADDR_STR;
 	av->dom = d;
 	av->av.fid.fclass = FI_CLASS_AV;
 	av->av.fid.context = context;

@@ -163,6 +163,7 @@ static int ep_close(struct fid *fid)
 		atomic_fetch_sub(&ep->rx_cntr->refs, 1);
 	}
 	mbx_net_close(ep);
+	mbx_name_close(ep);
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->refs, 1);
 	mbx_ep_fini_wire(ep);
@@ -515,6 +516,14 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!addrlen || (!addr && *addrlen))
 		return -FI_EINVAL;
+	/* In a sockaddr format the name is the name service's address, which
+	 * a peer's fi_av_insert resolves to the full one. */
+	if (mbx_addr_stride(ep->info->addr_format)) {
+		struct mbx_sockname sn;
+
+		mbx_name_own(ep, &sn);
+		return mbx_addr_encode(&sn, ep->info->addr_format, addr, addrlen);
+	}
 	if (*addrlen < need) {
 		*addrlen = need;
 		return -FI_ETOOSMALL;
@@ -551,6 +560,7 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 			MBX_WARN(FI_LOG_EP_CTRL, "endpoint lost its segment after a failed setname\n");
 	}
 	mbx_format_addr(&ep->addr, ep->name, sizeof(ep->name));
+	mbx_name_update(ep);
 	mbx_unlock(ep->dom);
 	return ret == -FI_EOTHER ? -FI_EADDRINUSE : ret;
 }
@@ -614,11 +624,22 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		void *context)
 {
 	struct mbx_domain *d = mbu_container_of(domain, struct mbx_domain, domain);
+	struct mbx_sockname want = { 0, 0 };
+	struct mbx_addr unused;
 	struct mbx_ep *ep;
 	size_t i;
 	int ret;
 
 	if (!info || !fep)
+		return -FI_EINVAL;
+	if (!mbx_addr_format_ok(info->addr_format))
+		return -FI_EINVAL;
+	/* A listener source (fi_getinfo with FI_SOURCE and a node or service)
+	 * is where this endpoint's name service and net wire are bound. A full
+	 * matchbox address names a process: nothing to bind. */
+	if (info->src_addr &&
+	    mbx_addr_decode(info->src_addr, info->src_addrlen, info->addr_format, &unused,
+			    &want) < 0)
 		return -FI_EINVAL;
 	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
@@ -649,8 +670,17 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->addr.pid = (int32_t)getpid();
 	ep->addr.ep = atomic_fetch_add(&next_ep_id, 1);
 	ep->addr.job = mbx_job_id();
+	ep->name_fd = -1;
+	ep->want_ip = want.ip;
 	ret = mbx_net_open(ep);
 	if (ret) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return ret;
+	}
+	ret = mbx_name_open(ep, &want);
+	if (ret) {
+		mbx_net_close(ep);
 		fi_freeinfo(ep->info);
 		free(ep);
 		return ret;
@@ -732,6 +762,7 @@ err_mposted:
 err_tposted:
 	mbx_posted_fini(&ep->tposted);
 err_info:
+	mbx_name_close(ep);
 	mbx_net_close(ep);
 	fi_freeinfo(ep->info);
 	free(ep);

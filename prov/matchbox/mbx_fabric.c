@@ -219,6 +219,22 @@ static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf, siz
 	return (ssize_t)len;
 }
 
+int mbx_eq_write_err(struct fid_eq *feq, const struct fi_eq_err_entry *e)
+{
+	struct mbx_eq *eq = mbu_container_of(feq, struct mbx_eq, eq);
+	struct mbx_eq_event *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->err = true;
+	ev->errent = *e;
+	pthread_mutex_lock(&eq->lock);
+	mbu_dlist_insert_tail(&ev->link, &eq->events);
+	pthread_cond_broadcast(&eq->cond);
+	pthread_mutex_unlock(&eq->lock);
+	return 0;
+}
+
 static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf, size_t len,
 			int timeout, uint64_t flags)
 {

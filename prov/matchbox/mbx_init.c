@@ -39,6 +39,7 @@ struct mbx_params mbx_param = {
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
+	.resolve_ms = 5000,
 };
 
 static void get_size(const char *name, size_t *v, size_t lo, size_t hi);
@@ -219,6 +220,9 @@ void mbx_params_init(void)
 	fi_param_define(&mbx_prov, "spin_us", FI_PARAM_INT,
 			"Microseconds blocking waits poll before they sleep (default: %d)",
 			mbx_param.spin_us);
+	fi_param_define(&mbx_prov, "resolve_ms", FI_PARAM_SIZE_T,
+			"How long fi_av_insert waits for an endpoint named by IP address and port to tell its full address (default: %zu)",
+			mbx_param.resolve_ms);
 	fi_param_define(&mbx_prov, "job", FI_PARAM_STRING,
 			"Job key; endpoints with different keys never exchange data (default: PMIX_NAMESPACE, else SLURM_JOB_ID, else \"default\")");
 
@@ -233,6 +237,7 @@ void mbx_params_init(void)
 	get_size("rx_size", &mbx_param.rx_size, 16, 1 << 20);
 	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);
 	get_size("nt_min", &mbx_param.nt_min, 0, SIZE_MAX);
+	get_size("resolve_ms", &mbx_param.resolve_ms, 1, 3600000);
 	if (fi_param_get_int(&mbx_prov, "spin_us", &v) == FI_SUCCESS && v >= 0)
 		mbx_param.spin_us = v;
 	if (!is_pow2(mbx_param.ring_size)) {

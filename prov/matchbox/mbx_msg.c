@@ -42,6 +42,8 @@ static struct mbx_peer *peer_of(struct mbx_ep *ep, fi_addr_t dest)
 
 	if (dest >= av->count || !av->tab[dest].valid)
 		return NULL;
+	if (__builtin_expect(!av->tab[dest].resolved, 0) && mbx_av_resolve_locked(av, dest))
+		return NULL;
 	if (dest < ep->fiaddr_cap && ep->fiaddr_gen == av->gen && ep->fiaddr_peer[dest])
 		return ep->fiaddr_peer[dest];
 	if (ep->fiaddr_gen != av->gen) {
@@ -211,6 +213,13 @@ static ssize_t recv_common(struct mbx_ep *ep, const struct iovec *iov, size_t cn
 		src = FI_ADDR_UNSPEC;
 	if (src != FI_ADDR_UNSPEC && (src >= ep->av->count || !ep->av->tab[src].valid))
 		return -FI_EADDRNOTAVAIL;
+	if (src != FI_ADDR_UNSPEC && !ep->av->tab[src].resolved) {
+		mbx_lock(ep->dom);
+		ret = mbx_av_resolve_locked(ep->av, src);
+		mbx_unlock(ep->dom);
+		if (ret)
+			return ret;
+	}
 	if (flags & (FI_PEEK | FI_CLAIM))
 		return peek_claim(ep, iov, cnt, src, tag, ignore, context, flags);
 

@@ -1784,7 +1784,7 @@ static void av_sync(struct mbx_ep *ep)
 		struct mbx_av_entry *e = &ep->av->tab[i];
 		struct mbx_peer *p;
 
-		if (!e->valid || e->addr.host == ep->addr.host || !e->addr.ip ||
+		if (!e->valid || !e->resolved || e->addr.host == ep->addr.host || !e->addr.ip ||
 		    e->addr.job != ep->addr.job || addr_cmp(&ep->addr, &e->addr) < 0)
 			continue;
 		p = mbx_peer_get(ep, &e->addr);
@@ -1844,7 +1844,7 @@ void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s)
 
 /* ---- opening and closing ---- */
 
-static uint32_t pick_ip(void)
+uint32_t mbx_net_pick_ip(void)
 {
 	struct ifaddrs *ifs, *i;
 	uint32_t ip = 0;
@@ -1968,7 +1968,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	ep->net_mask = 1023;
 	if (!mbx_param.net)
 		return 0;
-	ip = pick_ip();
+	ip = ep->want_ip ? ep->want_ip : mbx_net_pick_ip();
 	if (!ip) {
 		MBX_INFO(FI_LOG_EP_CTRL, "no IPv4 interface%s%s; no net wire\n",
 			 mbx_param.net_iface[0] ? " named " : "", mbx_param.net_iface);

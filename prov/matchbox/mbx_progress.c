@@ -1568,8 +1568,10 @@ void mbx_ep_progress(struct mbx_ep *ep)
 		drain_chunks(ep);
 	if (ep->net && !(ep->progress_ticks & ep->net_mask))
 		mbx_net_progress(ep);
-	if (!(++ep->progress_ticks & 1023))
+	if (!(++ep->progress_ticks & 1023)) {
 		check_liveness(ep);
+		mbx_name_poll(ep);
+	}
 }
 
 void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)
@@ -1682,6 +1684,7 @@ void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns)
 	}
 	atomic_fetch_sub(&h->sleepers, 1);
 	check_liveness(ep);
+	mbx_name_poll(ep);
 }
 
 void mbx_ep_fini_wire(struct mbx_ep *ep)

@@ -47,7 +47,7 @@ static void want_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void want_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void want_big_inject(struct fi_info *h) { h->tx_attr->inject_size = 1 << 20; }
 static void want_big_tx(struct fi_info *h) { h->tx_attr->size = 1 << 30; }
-static void want_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
+static void want_ib_addr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IB; }
 static void want_strict_order(struct fi_info *h) { h->tx_attr->comp_order = FI_ORDER_STRICT; }
 static void want_raw_order(struct fi_info *h) { h->tx_attr->msg_order = FI_ORDER_RAW; }
 static void want_iov(struct fi_info *h) { h->rx_attr->iov_limit = 1000; }
@@ -65,7 +65,7 @@ Test(getinfo, honours_and_refuses_hints, .timeout = 30)
 	cr_assert_eq(getinfo_with(want_auto), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_big_inject), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_big_tx), -FI_ENODATA);
-	cr_assert_eq(getinfo_with(want_sockaddr), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_ib_addr), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_strict_order), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_raw_order), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_iov), -FI_ENODATA);

@@ -155,6 +155,7 @@ struct whois {
 
 struct local_name {
 	struct mbu_dlist link;
+	int fd;
 	struct mbx_sockname sn;	/* as bound: ip 0 is every local address */
 	uint32_t adv_ip;	/* the net wire's address, also answered for ip 0 */
 	struct mbx_addr addr;
@@ -396,6 +397,7 @@ int mbx_name_open(struct mbx_ep *ep, const struct mbx_sockname *want)
 	ep->name_fd = fd;
 	ep->sname.ip = ntohl(sin.sin_addr.s_addr);
 	ep->sname.port = ntohs(sin.sin_port);
+	ln->fd = fd;
 	ln->sn = ep->sname;
 	ln->adv_ip = ep->addr.ip;
 	ln->addr = ep->addr;
@@ -437,7 +439,8 @@ void mbx_name_own(const struct mbx_ep *ep, struct mbx_sockname *sn)
 		sn->ip = ep->addr.ip ? ep->addr.ip : INADDR_LOOPBACK;
 }
 
-void mbx_name_poll(struct mbx_ep *ep)
+/* Answers what waits on one name socket; names_lock held. */
+static void answer(struct local_name *ln)
 {
 	struct whois q, a;
 	struct sockaddr_storage from;
@@ -445,11 +448,9 @@ void mbx_name_poll(struct mbx_ep *ep)
 	ssize_t n;
 	int budget = 16;
 
-	if (ep->name_fd < 0)
-		return;
 	while (budget--) {
 		flen = sizeof(from);
-		n = recvfrom(ep->name_fd, &q, sizeof(q), 0, (struct sockaddr *)&from, &flen);
+		n = recvfrom(ln->fd, &q, sizeof(q), MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
 		if (n < 0)
 			return;
 		if ((size_t)n != sizeof(q) || q.magic != WHOIS_MAGIC ||
@@ -459,15 +460,37 @@ void mbx_name_poll(struct mbx_ep *ep)
 		a.magic = WHOIS_MAGIC;
 		a.version = WHOIS_VERSION;
 		a.nonce = q.nonce;
-		a.job = ep->addr.job;
-		if (q.job != ep->addr.job) {
+		a.job = ln->addr.job;
+		if (q.job != ln->addr.job) {
 			a.type = WHOIS_REFUSED;
 		} else {
 			a.type = WHOIS_ANSWER;
-			memcpy(a.name, ep->name, sizeof(a.name));
+			mbx_format_addr(&ln->addr, a.name, sizeof(a.name));
 		}
-		(void)sendto(ep->name_fd, &a, sizeof(a), 0, (struct sockaddr *)&from, flen);
+		(void)sendto(ln->fd, &a, sizeof(a), 0, (struct sockaddr *)&from, flen);
 	}
+}
+
+void mbx_name_poll(struct mbx_ep *ep)
+{
+	if (!ep->name_entry)
+		return;
+	pthread_mutex_lock(&names_lock);
+	answer(ep->name_entry);
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* While this thread waits for an answer, the endpoints of this process
+ * answer others: two processes resolving each other at once would
+ * otherwise both wait out the timeout. */
+static void answer_all(void)
+{
+	struct mbu_dlist *it;
+
+	pthread_mutex_lock(&names_lock);
+	mbu_dlist_foreach(&names, it)
+		answer(mbu_container_of(it, struct local_name, link));
+	pthread_mutex_unlock(&names_lock);
 }
 
 bool mbx_name_resolve_local(const struct mbx_sockname *sn, struct mbx_addr *out)
@@ -523,7 +546,8 @@ int mbx_name_resolve(const struct mbx_sockname *sn, struct mbx_addr *out)
 			(void)sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&to, sizeof(to));
 			next = now + 50000000ULL;
 		}
-		if (poll(&pfd, 1, 10) <= 0)
+		answer_all();
+		if (poll(&pfd, 1, 5) <= 0)
 			continue;
 		if (recv(fd, &a, sizeof(a), MSG_DONTWAIT) != (ssize_t)sizeof(a) ||
 		    a.magic != WHOIS_MAGIC || a.version != WHOIS_VERSION || a.nonce != q.nonce)

@@ -173,6 +173,7 @@ static inline void mbx_unlock(struct mbx_domain *d)
 		pthread_mutex_unlock(&d->lock);
 }
 
+extern struct fi_ops_mr mbx_mr_ops;
 int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context);
 int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,

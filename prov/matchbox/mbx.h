@@ -93,13 +93,18 @@ struct mbx_params {
 extern struct mbx_params mbx_param;
 
 /* Provider capabilities and the ones a user must ask for explicitly. */
-#define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE)
 #define MBX_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-		     FI_MULTI_RECV)
+		     FI_MULTI_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT)
 #define MBX_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define MBX_CAPS (MBX_TX_CAPS | MBX_RX_CAPS | MBX_DOM_CAPS)
 #define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-			    FI_REMOTE_COMM)
+			    FI_REMOTE_COMM | FI_RMA_EVENT)
+/* The mr_mode bits a domain takes on when the caller allows them: keys
+ * chosen here (never a collision) and target addresses as virtual
+ * addresses, what most middleware expects. Local descriptors and
+ * allocated backing are never needed, so never asked for. */
+#define MBX_MR_MODES (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)
 #define MBX_MSG_ORDER (FI_ORDER_SAS)
 
 int mbx_getinfo(uint32_t version, const char *node, const char *service,
@@ -151,6 +156,15 @@ struct mbx_fabric {
 	_Atomic int refs;
 };
 
+struct mbx_mr;
+
+/* The domain's registrations by key (open addressing; a removed key
+ * leaves a tombstone). */
+struct mbx_mr_table {
+	struct mbx_mr **slot;
+	size_t mask, used;
+};
+
 struct mbx_domain {
 	struct fid_domain domain;
 	struct mbx_fabric *fab;
@@ -159,7 +173,29 @@ struct mbx_domain {
 	bool locking;
 	_Atomic int refs;
 	uint64_t next_key;
+	uint64_t mr_mode;
+	struct mbx_mr_table mrs;
 };
+
+struct mbx_mr {
+	struct fid_mr mr;
+	struct mbx_domain *dom;
+	struct iovec iov[MBX_IOV_LIMIT];
+	size_t iov_cnt;
+	size_t len;
+	uint64_t access;
+	uint64_t offset;		/* fi_mr_attr offset: the first byte's remote address */
+	struct mbx_cntr *cntr;		/* FI_RMA_EVENT: counts remote accesses */
+	uint64_t cntr_flags;
+};
+
+/* An RMA target's check, with the domain lock held: `len` bytes at remote
+ * address `addr` under `key`, for `access` (FI_REMOTE_READ/WRITE). On
+ * success the bytes are described by up to MBX_IOV_LIMIT iovecs of ours.
+ * A zero-length access always succeeds (*mrp: the region, if any). */
+int mbx_mr_check(struct mbx_domain *d, uint64_t key, uint64_t addr, uint64_t len,
+		 uint64_t access, struct iovec *iov, size_t *cnt, struct mbx_mr **mrp);
+void mbx_mr_table_fini(struct mbx_mr_table *t);
 
 static inline void mbx_lock(struct mbx_domain *d)
 {
@@ -354,6 +390,9 @@ struct mbx_peer {
 	size_t piece_limit;		/* net: largest DATA frame of a clear-to-send transfer */
 	struct mbx_npeer *net;		/* non-NULL: on another host, reached by net */
 	bool lost;			/* the net wire gave up on it: nothing more will come */
+	/* RMA target: the write whose pieces are arriving, and its first error */
+	uint64_t wr_id;
+	int wr_err;
 };
 
 struct mbx_rxslot {
@@ -385,6 +424,11 @@ struct mbx_tx {
 	struct iovec iov[MBX_IOV_LIMIT];
 	size_t iov_cnt;
 	void *bounce;		/* inject data copied while queued */
+	/* RMA: the remote segments, and bytes answered of a read */
+	struct fi_rma_iov riov[MBX_IOV_LIMIT];
+	size_t riov_cnt;
+	size_t got;
+	int rerr;
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	/* copy path */
 	uint64_t bulk_base;
@@ -439,7 +483,7 @@ struct mbx_ux {
 struct mbx_ctrl {
 	struct mbu_dlist link;
 	uint8_t op;
-	uint64_t id, size, data;
+	uint64_t id, size, data, tag;
 };
 
 struct mbx_ep {
@@ -448,6 +492,7 @@ struct mbx_ep {
 	struct mbx_av *av;
 	struct mbx_cq *tx_cq, *rx_cq;
 	struct mbx_cntr *tx_cntr, *rx_cntr;
+	struct mbx_cntr *wr_cntr, *rd_cntr, *rwr_cntr, *rrd_cntr;	/* FI_WRITE, FI_READ, remote */
 	struct fi_info *info;
 	uint64_t caps;
 	uint64_t tx_op_flags, rx_op_flags;
@@ -513,6 +558,12 @@ extern struct fi_ops_collective mbx_coll_ops;
 
 /* Wire-level entry points used by the data calls (mbx_progress.c). */
 struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a);
+/* Resolves an fi_addr_t for a data call, with the domain lock held. */
+struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest);
+/* An RMA write (op MBX_OP_WRITE) or read (MBX_OP_READ) toward p. */
+ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, const struct iovec *iov,
+		      size_t cnt, size_t len, const struct fi_rma_iov *riov, size_t rcnt,
+		      uint64_t data, void *context, uint64_t opflags, bool cqdata);
 int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
 ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
 		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,

@@ -31,8 +31,8 @@ static bool check_tx(const struct fi_tx_attr *tx, uint64_t caps)
 		REFUSE("tx size %zu > %zu\n", tx->size, mbx_param.tx_size);
 	if (tx->iov_limit > MBX_IOV_LIMIT)
 		REFUSE("tx iov_limit %zu > %d\n", tx->iov_limit, MBX_IOV_LIMIT);
-	if (tx->rma_iov_limit)
-		REFUSE("rma_iov_limit unsupported\n");
+	if (tx->rma_iov_limit > MBX_IOV_LIMIT)
+		REFUSE("rma_iov_limit %zu > %d\n", tx->rma_iov_limit, MBX_IOV_LIMIT);
 	(void)caps;
 	return true;
 }
@@ -130,6 +130,11 @@ static uint64_t pick_caps(const struct fi_info *h)
 	caps = h->caps;
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
+	/* FI_RMA or FI_ATOMIC with no direction named means every direction
+	 * (fi_getinfo(3)); the answer names them, so the endpoint can check. */
+	if ((caps & (FI_RMA | FI_ATOMIC)) &&
+	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	return caps | FI_LOCAL_COMM | (mbx_param.net ? FI_REMOTE_COMM : 0);
 }
 
@@ -181,7 +186,7 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->tx_attr->inject_size = mbx_param.inject_size;
 	fi->tx_attr->size = mbx_param.tx_size;
 	fi->tx_attr->iov_limit = MBX_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = MBX_IOV_LIMIT;
 
 	fi->rx_attr->caps = caps & MBX_RX_CAPS;
 	fi->rx_attr->mode = 0;
@@ -226,7 +231,11 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 					   h->domain_attr->mr_mode == FI_MR_BASIC ?
 					   FI_MR_BASIC : FI_MR_SCALABLE;
 	else
-		fi->domain_attr->mr_mode = 0;
+		/* Of the modes a caller says it can handle, its domain uses
+		 * the ones that help it (see MBX_MR_MODES). */
+		fi->domain_attr->mr_mode = !h || !h->domain_attr ? 0 :
+					   h->domain_attr->mr_mode == FI_MR_BASIC ? FI_MR_BASIC :
+					   (int)((uint64_t)h->domain_attr->mr_mode & MBX_MR_MODES);
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = MBX_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 256;

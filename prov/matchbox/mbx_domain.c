@@ -13,6 +13,7 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	atomic_fetch_sub(&d->fab->refs, 1);
 	pthread_mutex_destroy(&d->lock);
+	mbx_mr_table_fini(&d->mrs);
 	fi_freeinfo(d->info);
 	free(d);
 	return 0;
@@ -118,6 +119,12 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     info->domain_attr->threading == FI_THREAD_SAFE ||
 		     info->domain_attr->threading == FI_THREAD_UNSPEC;
 	d->fab = fab;
+	/* FI_MR_BASIC (the old API) means provider keys and virtual addresses. */
+	d->mr_mode = !info->domain_attr ? 0 :
+		     info->domain_attr->mr_mode == FI_MR_BASIC ?
+		     FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED :
+		     info->domain_attr->mr_mode == FI_MR_SCALABLE ? 0 :
+		     (uint64_t)info->domain_attr->mr_mode & MBX_MR_MODES;
 	d->domain.fid.fclass = FI_CLASS_DOMAIN;
 	d->domain.fid.context = context;
 	d->domain.fid.ops = &domain_fi_ops;

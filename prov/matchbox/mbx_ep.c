@@ -153,14 +153,16 @@ static int ep_close(struct fid *fid)
 			detach(ep->rx_cq->eps, &ep->rx_cq->neps, ep);
 		atomic_fetch_sub(&ep->rx_cq->refs, 1);
 	}
-	if (ep->tx_cntr) {
-		detach(ep->tx_cntr->eps, &ep->tx_cntr->neps, ep);
-		atomic_fetch_sub(&ep->tx_cntr->refs, 1);
-	}
-	if (ep->rx_cntr) {
-		if (ep->rx_cntr != ep->tx_cntr)
-			detach(ep->rx_cntr->eps, &ep->rx_cntr->neps, ep);
-		atomic_fetch_sub(&ep->rx_cntr->refs, 1);
+	{
+		struct mbx_cntr *cs[] = { ep->tx_cntr, ep->rx_cntr, ep->wr_cntr, ep->rd_cntr,
+					  ep->rwr_cntr, ep->rrd_cntr };
+
+		for (i = 0; i < 6; i++) {
+			if (!cs[i])
+				continue;
+			detach(cs[i]->eps, &cs[i]->neps, ep);	/* a no-op when already gone */
+			atomic_fetch_sub(&cs[i]->refs, 1);
+		}
 	}
 	mbx_net_close(ep);
 	mbx_name_close(ep);
@@ -251,8 +253,14 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	case FI_CLASS_CNTR: {
 		struct mbx_cntr *c = mbu_container_of(bfid, struct mbx_cntr, cntr.fid);
+		static const uint64_t kinds[] = { FI_SEND, FI_RECV, FI_WRITE, FI_READ,
+						  FI_REMOTE_WRITE, FI_REMOTE_READ };
+		struct mbx_cntr **slots[] = { &ep->tx_cntr, &ep->rx_cntr, &ep->wr_cntr,
+					      &ep->rd_cntr, &ep->rwr_cntr, &ep->rrd_cntr };
+		size_t k;
 
-		if (flags & ~(uint64_t)(FI_SEND | FI_RECV)) {
+		if (flags & ~(uint64_t)(FI_SEND | FI_RECV | FI_WRITE | FI_READ |
+					FI_REMOTE_WRITE | FI_REMOTE_READ)) {
 			ret = -FI_EBADFLAGS;
 			break;
 		}
@@ -260,20 +268,19 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ret = -FI_EINVAL;
 			break;
 		}
-		if (((flags & FI_SEND) && ep->tx_cntr) || ((flags & FI_RECV) && ep->rx_cntr)) {
-			ret = -FI_EALREADY;
+		for (k = 0; k < 6; k++)
+			if ((flags & kinds[k]) && *slots[k])
+				ret = -FI_EALREADY;
+		if (ret)
 			break;
-		}
 		ret = attach(c->eps, &c->neps, ep);
 		if (ret)
 			break;
-		if (flags & FI_SEND) {
-			ep->tx_cntr = c;
-			atomic_fetch_add(&c->refs, 1);
-		}
-		if (flags & FI_RECV) {
-			ep->rx_cntr = c;
-			atomic_fetch_add(&c->refs, 1);
+		for (k = 0; k < 6; k++) {
+			if (flags & kinds[k]) {
+				*slots[k] = c;
+				atomic_fetch_add(&c->refs, 1);
+			}
 		}
 		break;
 	}

@@ -35,7 +35,7 @@ static int iov_check(const struct iovec *iov, size_t cnt, size_t *len)
 	return 0;
 }
 
-static struct mbx_peer *peer_of(struct mbx_ep *ep, fi_addr_t dest)
+struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest)
 {
 	struct mbx_av *av = ep->av;
 	struct mbx_peer *p;
@@ -100,7 +100,7 @@ static ssize_t send_common(struct mbx_ep *ep, const struct iovec *iov, size_t cn
 	else
 		flags |= FI_COMPLETION;
 	mbx_lock(ep->dom);
-	p = peer_of(ep, dest);
+	p = mbx_peer_of(ep, dest);
 	if (!p)
 		ret = -FI_EADDRNOTAVAIL;
 	else

@@ -315,8 +315,21 @@ static struct mbx_tx *tx_lookup(struct mbx_ep *ep, struct mbx_peer *p, uint64_t 
  * A failed fi_inject has no context to report against (the API gives it
  * none and promises no completion): it counts as an error on the counter
  * and in the log, never as a CQ entry the caller could not place. */
+static struct mbx_cntr *tx_cntr_of(struct mbx_ep *ep, const struct mbx_tx *tx)
+{
+	return tx->op == MBX_OP_WRITE ? ep->wr_cntr : tx->op == MBX_OP_READ ? ep->rd_cntr :
+	       ep->tx_cntr;
+}
+
 static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
 {
+	struct mbx_cntr *cntr = tx_cntr_of(ep, tx);
+
+	if (tx->op == MBX_OP_RDATA) {
+		/* A read we served: nobody here waits for it. */
+		tx_free(ep, tx);
+		return;
+	}
 	if (err) {
 		if (ep->tx_cq && (tx->context || !(tx->opflags & FI_INJECT)))
 			mbx_cq_write_err(ep->tx_cq, tx->context, tx->flags, err, 0, 0,
@@ -324,12 +337,12 @@ static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
 		else
 			MBX_WARN(FI_LOG_EP_DATA, "an injected send to %s failed: %s\n",
 				 tx->peer ? tx->peer->name : "a peer", fi_strerror(err));
-		mbx_cntr_inc_err(ep->tx_cntr);
+		mbx_cntr_inc_err(cntr);
 	} else {
 		if (ep->tx_cq && (tx->opflags & FI_COMPLETION))
 			mbx_cq_write(ep->tx_cq, tx->context, tx->flags, 0, NULL, 0, 0,
 				     FI_ADDR_NOTAVAIL);
-		mbx_cntr_inc(ep->tx_cntr);
+		mbx_cntr_inc(cntr);
 	}
 	tx_free(ep, tx);
 }
@@ -358,26 +371,27 @@ static void mark_pending(struct mbx_ep *ep, struct mbx_peer *p)
 }
 
 static int ctrl_try(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
-		    uint64_t size, uint64_t data)
+		    uint64_t size, uint64_t data, uint64_t tag)
 {
 	struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, sizeof(*w));
 
 	if (!w)
 		return -FI_EAGAIN;
-	fill_wire(w, op, 0, 0, data, size, id);
+	fill_wire(w, op, 0, tag, data, size, id);
 	mbu_ring_commit(&p->prod, &w->f);
 	kick(ep, p);
 	return 0;
 }
 
-static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
-		      uint64_t size, uint64_t data)
+/* A control frame; `tag` carries an outcome (WACK, RERR). */
+static void send_ctrl_tag(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+			  uint64_t size, uint64_t data, uint64_t tag)
 {
 	struct mbx_ctrl *c;
 
 	if (mbx_peer_connect(ep, p))
 		return;	/* the peer is gone; nobody waits for this frame */
-	if (mbu_dlist_empty(&p->ctrlq) && !ctrl_try(ep, p, op, id, size, data))
+	if (mbu_dlist_empty(&p->ctrlq) && !ctrl_try(ep, p, op, id, size, data, tag))
 		return;
 	c = mbu_pool_get(&ep->ctrl_pool);
 	if (!c) {
@@ -389,8 +403,116 @@ static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_
 	c->id = id;
 	c->size = size;
 	c->data = data;
+	c->tag = tag;
 	mbu_dlist_insert_tail(&c->link, &p->ctrlq);
 	mark_pending(ep, p);
+}
+
+static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+		      uint64_t size, uint64_t data)
+{
+	send_ctrl_tag(ep, p, op, id, size, data, 0);
+}
+
+/* The remote segment and offset in it that byte `pos` of an RMA falls in. */
+static size_t riov_at(const struct mbx_tx *tx, size_t pos, size_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < tx->riov_cnt && pos >= tx->riov[i].len; i++)
+		pos -= tx->riov[i].len;
+	*off = pos;
+	return i;
+}
+
+/* RMA frames, as many as the ring takes: WRITE pieces (each within one
+ * remote segment), one READ per remote segment, or the RDATA pieces of a
+ * read being served. -FI_EAGAIN until all are written; tx->streamed
+ * remembers how far it got. */
+static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
+{
+	struct mbx_peer *p = tx->peer;
+	size_t chunk = p->eager_limit - sizeof(struct mbx_wire_rma);
+	bool moved = false;
+	int ret = 0;
+
+	/* Zero-length operations still go: a write may carry CQ data, and
+	 * the target counts both; its empty RDATA answers an empty read. */
+	while (tx->streamed < tx->size || (tx->size == 0 && !moved)) {
+		struct mbx_wire *w;
+		size_t off, ri = riov_at(tx, tx->streamed, &off), n;
+
+		/* An empty operation still names its region, to be counted there. */
+		if (tx->size == 0 && tx->riov_cnt)
+			ri = 0;
+
+		if (tx->op == MBX_OP_READ) {
+			struct mbx_wire_rma *r;
+
+			n = ri < tx->riov_cnt ? tx->riov[ri].len - off : 0;
+			w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, sizeof(*w) + sizeof(*r));
+			if (!w) {
+				ret = -FI_EAGAIN;
+				break;
+			}
+			/* LAST: the target counts one remote read per operation */
+			fill_wire(w, MBX_OP_READ, tx->streamed + n == tx->size ? MBX_WF_LAST : 0, 0,
+				  tx->streamed, n, tx_id(tx));
+			r = (struct mbx_wire_rma *)(w + 1);
+			r->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
+			r->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
+		} else if (tx->op == MBX_OP_WRITE) {
+			struct mbx_wire_rma *r;
+			bool last;
+
+			n = ri < tx->riov_cnt ? tx->riov[ri].len - off : 0;
+			if (n > chunk)
+				n = chunk;
+			if (n > tx->size - tx->streamed)
+				n = tx->size - tx->streamed;
+			last = tx->streamed + n == tx->size;
+			w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
+								(uint32_t)(sizeof(*w) + sizeof(*r) + n));
+			if (!w) {
+				ret = -FI_EAGAIN;
+				break;
+			}
+			fill_wire(w, MBX_OP_WRITE, (last ? MBX_WF_LAST : 0) | (last ? tx->wflags : 0),
+				  tx->size, tx->data, n, tx_id(tx));
+			r = (struct mbx_wire_rma *)(w + 1);
+			r->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
+			r->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
+			mbx_copy_from_iov(r + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+		} else {
+			n = tx->size - tx->streamed;
+			if (n > p->eager_limit)
+				n = p->eager_limit;
+			w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*w) + n));
+			if (!w) {
+				ret = -FI_EAGAIN;
+				break;
+			}
+			/* tag: the reader's offset of this segment; id: its read */
+			fill_wire(w, MBX_OP_RDATA, 0, 0, tx->tag + tx->streamed, n, tx->data);
+			mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+		}
+		mbu_ring_commit(&p->prod, &w->f);
+		tx->streamed += n;
+		moved = true;
+	}
+	if (moved)
+		kick(ep, p);
+	if (ret)
+		return ret;
+	if (tx->bounce) {
+		mbu_pool_put(&ep->bounce_pool, tx->bounce);
+		tx->bounce = NULL;
+	}
+	if (tx->op == MBX_OP_RDATA)
+		tx_complete(ep, tx, 0);
+	else
+		tx->state = MBX_TX_WAIT;	/* for WACK, or for every RDATA */
+	return 0;
 }
 
 /* Write a queued or deferred send into the ring; 0 when written. */
@@ -402,6 +524,8 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 	uint32_t key;
 	size_t i;
 
+	if (tx->op >= MBX_OP_WRITE)
+		return tx_write_rma(ep, tx);
 	if (tx->op == MBX_OP_EAGER) {
 		w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
 							(uint32_t)(sizeof(*w) + tx->size));
@@ -543,6 +667,74 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 	return 0;
 }
 
+ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, const struct iovec *iov,
+		      size_t cnt, size_t len, const struct fi_rma_iov *riov, size_t rcnt,
+		      uint64_t data, void *context, uint64_t opflags, bool cqdata)
+{
+	struct mbx_tx *tx;
+	size_t i;
+	int ret;
+
+	if (__builtin_expect(p->state != MBX_PEER_READY, 0)) {
+		ret = mbx_peer_connect(ep, p);
+		if (ret)
+			return ret;
+	}
+	tx = tx_alloc(ep);
+	if (!tx)
+		return -FI_EAGAIN;
+	tx->peer = p;
+	tx->context = context;
+	tx->flags = FI_RMA | (op == MBX_OP_WRITE ? FI_WRITE : FI_READ);
+	tx->opflags = opflags;
+	tx->op = op;
+	tx->tag = 0;
+	tx->data = data;
+	tx->size = len;
+	tx->wflags = cqdata ? MBX_WF_CQDATA : 0;
+	tx->streamed = 0;
+	tx->got = 0;
+	tx->rerr = 0;
+	for (i = 0; i < cnt; i++)
+		tx->iov[i] = iov[i];
+	tx->iov_cnt = cnt;
+	for (i = 0; i < rcnt; i++)
+		tx->riov[i] = riov[i];
+	tx->riov_cnt = rcnt;
+	/* An inject's buffer is the caller's again when we return. One that
+	 * takes several frames is copied first, as the ring may take only
+	 * some of them now; a one-frame inject is copied only if it waits. */
+	if ((opflags & FI_INJECT) && op == MBX_OP_WRITE &&
+	    (len > p->eager_limit - sizeof(struct mbx_wire_rma) || !mbu_dlist_empty(&p->txq))) {
+		tx->bounce = mbu_pool_get(&ep->bounce_pool);
+		if (!tx->bounce) {
+			tx_free(ep, tx);
+			return -FI_EAGAIN;
+		}
+		mbx_copy_from_iov(tx->bounce, iov, cnt, 0, len);
+		tx->iov[0].iov_base = tx->bounce;
+		tx->iov[0].iov_len = len;
+		tx->iov_cnt = 1;
+	}
+	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
+		return 0;
+	if ((opflags & FI_INJECT) && op == MBX_OP_WRITE && !tx->bounce) {
+		tx->bounce = mbu_pool_get(&ep->bounce_pool);
+		if (!tx->bounce) {
+			tx_free(ep, tx);	/* nothing of it reached the ring */
+			return -FI_EAGAIN;
+		}
+		mbx_copy_from_iov(tx->bounce, iov, cnt, 0, len);
+		tx->iov[0].iov_base = tx->bounce;
+		tx->iov[0].iov_len = len;
+		tx->iov_cnt = 1;
+	}
+	tx->state = MBX_TX_QUEUED;
+	mbu_dlist_insert_tail(&tx->link, &p->txq);
+	mark_pending(ep, p);
+	return 0;
+}
+
 static void flush_pending(struct mbx_ep *ep)
 {
 	struct mbu_dlist *it, *tmp;
@@ -553,7 +745,7 @@ static void flush_pending(struct mbx_ep *ep)
 		while (!mbu_dlist_empty(&p->ctrlq)) {
 			struct mbx_ctrl *c = mbu_container_of(p->ctrlq.next, struct mbx_ctrl, link);
 
-			if (ctrl_try(ep, p, c->op, c->id, c->size, c->data))
+			if (ctrl_try(ep, p, c->op, c->id, c->size, c->data, c->tag))
 				break;
 			mbu_dlist_remove(&c->link);
 			mbu_pool_put(&ep->ctrl_pool, c);
@@ -1168,11 +1360,114 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 		if (f->len != sizeof(*w) + w->size)
 			return false;
 		break;
+	case MBX_OP_WRITE:
+		if (f->len != sizeof(*w) + sizeof(struct mbx_wire_rma) + w->size ||
+		    w->tag > MBX_MAX_MSG_SIZE)
+			return false;
+		break;
+	case MBX_OP_READ:
+		if (f->len != sizeof(*w) + sizeof(struct mbx_wire_rma) ||
+		    w->size > MBX_MAX_MSG_SIZE || w->data > MBX_MAX_MSG_SIZE)
+			return false;
+		break;
+	case MBX_OP_RDATA:
+		if (f->len != sizeof(*w) + w->size)
+			return false;
+		break;
+	case MBX_OP_RERR:
+	case MBX_OP_WACK:
+		if (f->len != sizeof(*w))
+			return false;
+		break;
 	default:
 		return false;
 	}
 	*out = w;
 	return true;
+}
+
+/* ---- RMA, target side: checked against our registrations first ---- */
+
+static void rma_event(struct mbx_ep *ep, struct mbx_mr *mr, uint64_t kind)
+{
+	mbx_cntr_inc(kind == FI_REMOTE_WRITE ? ep->rwr_cntr : ep->rrd_cntr);
+	if (mr && mr->cntr && (mr->cntr_flags & kind))
+		mbx_cntr_inc(mr->cntr);
+}
+
+static void handle_write(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	const struct mbx_wire_rma *r = (const struct mbx_wire_rma *)(w + 1);
+	struct iovec iov[MBX_IOV_LIMIT];
+	struct mbx_mr *mr = NULL;
+	size_t cnt;
+	int err;
+
+	if (p->wr_id != w->id) {
+		p->wr_id = w->id;	/* the first piece of a new write */
+		p->wr_err = 0;
+	}
+	err = mbx_mr_check(ep->dom, r->key, r->addr, w->size, FI_REMOTE_WRITE, iov, &cnt, &mr);
+	if (err) {
+		if (!p->wr_err)
+			MBX_INFO(FI_LOG_EP_DATA, "RMA write from %s refused: %s\n", p->name,
+				 fi_strerror(err));
+		p->wr_err = p->wr_err ? p->wr_err : err;
+	} else if (!p->wr_err && w->size) {
+		copy_to_iov(iov, cnt, 0, r + 1, w->size, false);
+	}
+	if (!(w->flags & MBX_WF_LAST))
+		return;
+	send_ctrl_tag(ep, p, MBX_OP_WACK, w->id, 0, 0, (uint64_t)p->wr_err);
+	if (!p->wr_err) {
+		rma_event(ep, mr, FI_REMOTE_WRITE);
+		if ((w->flags & MBX_WF_CQDATA) && ep->rx_cq)
+			mbx_cq_write(ep->rx_cq, NULL, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+				     w->tag, NULL, w->data, 0, peer_fiaddr(ep, p));
+	}
+	p->wr_id = 0;
+}
+
+/* 1: taken; 0: no room to answer now, leave it in the ring. */
+static int handle_read(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	const struct mbx_wire_rma *r = (const struct mbx_wire_rma *)(w + 1);
+	struct mbx_mr *mr = NULL;
+	struct mbx_tx *tx;
+	int err;
+
+	if (mbx_peer_connect(ep, p))
+		return 1;	/* the reader is gone */
+	tx = tx_alloc(ep);
+	if (!tx)
+		return 0;
+	tx->peer = p;
+	tx->context = NULL;
+	tx->flags = 0;
+	tx->opflags = 0;
+	tx->op = MBX_OP_RDATA;
+	tx->tag = w->data;	/* the segment's offset in the reader's read */
+	tx->data = w->id;	/* the reader's read */
+	tx->size = w->size;
+	tx->streamed = 0;
+	tx->wflags = 0;
+	err = mbx_mr_check(ep->dom, r->key, r->addr, w->size, FI_REMOTE_READ, tx->iov,
+			   &tx->iov_cnt, &mr);
+	if (err) {
+		MBX_INFO(FI_LOG_EP_DATA, "RMA read from %s refused: %s\n", p->name,
+			 fi_strerror(err));
+		tx_free(ep, tx);
+		send_ctrl_tag(ep, p, MBX_OP_RERR, w->id, w->size, w->data, (uint64_t)err);
+		return 1;
+	}
+	if (w->flags & MBX_WF_LAST)
+		rma_event(ep, mr, FI_REMOTE_READ);
+	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
+		return 1;
+	tx->state = MBX_TX_QUEUED;
+	mbu_dlist_insert_tail(&tx->link, &p->txq);
+	mark_pending(ep, p);
+	return 1;
 }
 
 static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
@@ -1232,6 +1527,37 @@ static void handle_data(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	}
 }
 
+/* ---- RMA, initiator side ---- */
+
+static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	struct mbx_tx *tx = tx_lookup(ep, p, w->id);
+	bool ok;
+
+	if (w->op == MBX_OP_WACK)
+		ok = tx && tx->op == MBX_OP_WRITE && tx->state == MBX_TX_WAIT;
+	else
+		ok = tx && tx->op == MBX_OP_READ && w->data <= tx->streamed &&
+		     w->size <= tx->streamed - w->data && w->size <= tx->size - tx->got;
+	if (!ok) {
+		MBX_WARN(FI_LOG_EP_DATA, "RMA reply op %u from %s names no operation of ours\n",
+			 w->op, p->name);
+		ep->stats.bad_frames++;
+		return;
+	}
+	if (w->op == MBX_OP_WACK) {
+		tx_complete(ep, tx, w->tag > 0 && w->tag < 4096 ? (int)w->tag : w->tag ? FI_EIO : 0);
+		return;
+	}
+	if (w->op == MBX_OP_RDATA)
+		copy_to_iov(tx->iov, tx->iov_cnt, w->data, w + 1, w->size, false);
+	else if (!tx->rerr)
+		tx->rerr = w->tag > 0 && w->tag < 4096 ? (int)w->tag : FI_EIO;
+	tx->got += w->size;
+	if (tx->got == tx->size)
+		tx_complete(ep, tx, tx->rerr);
+}
+
 /* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
 static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *wire)
 {
@@ -1260,6 +1586,18 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	if (w->op == MBX_OP_DATA) {
 		handle_data(ep, p, w);
 		return 1;
+	}
+	if (w->op >= MBX_OP_WRITE) {
+		switch (w->op) {
+		case MBX_OP_WRITE:
+			handle_write(ep, p, w);
+			return 1;
+		case MBX_OP_READ:
+			return handle_read(ep, p, w);
+		default:
+			handle_rma_reply(ep, p, w);
+			return 1;
+		}
 	}
 	if (w->op >= MBX_OP_CTS) {
 		handle_reply(ep, p, w);

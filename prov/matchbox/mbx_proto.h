@@ -14,6 +14,13 @@
  *    sender its buffer is free and the data delivered.
  *  - ACK answers an eager send that asked for delivery completion.
  *
+ * RMA (version 3): WRITE frames carry a piece of an fi_write with the
+ * target's key and address (struct mbx_wire_rma after the header); the
+ * last one (MBX_WF_LAST) is answered by WACK with the outcome. A READ frame
+ * asks for one remote segment; the target answers with RDATA frames, or
+ * with RERR. The target checks key, range and access
+ * before it touches a byte, and its progress does the copy.
+ *
  * Version 1. Nothing has been retired yet; a retired field or op keeps its
  * number and gets a comment here. */
 #ifndef MBX_PROTO_H
@@ -27,7 +34,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	3u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 2u
+#define MBX_WIRE_VERSION 3u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
@@ -55,6 +62,14 @@ enum mbx_wire_op {
 	MBX_OP_ACK = 5,
 	MBX_OP_SMALL = 6,	/* eager in the short header (struct mbx_wire_small) */
 	MBX_OP_DATA = 7,	/* net rendezvous: `size` bytes at offset `data` of send `id` */
+	MBX_OP_WRITE = 8,	/* RMA: `size` bytes for rma.addr under rma.key; `tag` is the
+				 * whole write's length, `data` its CQ data */
+	MBX_OP_READ = 9,	/* RMA: send back `size` bytes from rma.addr; `data` is the
+				 * segment's offset in the read */
+	MBX_OP_RDATA = 10,	/* read `id`: `size` bytes at offset `data` */
+	MBX_OP_WACK = 11,	/* write `id` is placed; `tag`: 0 or the fi_errno */
+	MBX_OP_RERR = 12,	/* read `id`: the segment of `size` bytes at offset
+				 * `data` failed at the target; `tag`: the fi_errno */
 	MBX_OP_MAX
 };
 
@@ -65,6 +80,13 @@ enum mbx_wire_flags {
 	MBX_WF_RMA = 1 << 3,	/* net RTS: the data is registered for fi_read under
 				 * the key in rsvd2, at offset 0 (iov addrs are
 				 * offsets) */
+	MBX_WF_LAST = 1 << 4,	/* the last WRITE frame of a write: answer with WACK */
+};
+
+/* After the header of WRITE and READ frames. */
+struct mbx_wire_rma {
+	uint64_t key;
+	uint64_t addr;
 };
 
 struct mbx_wire {

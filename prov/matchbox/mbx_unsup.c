@@ -1,72 +1,7 @@
-/* Operations matchbox does not offer (its caps say so): RMA, atomics and
+/* Operations matchbox does not offer (its caps say so): atomics and
  * collectives. Every slot of their tables still answers, with -FI_ENOSYS,
  * so a program that calls one by mistake gets an error, not a crash. */
 #include "mbx.h"
-
-static ssize_t rma_rw(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t a,
-		      uint64_t addr, uint64_t key, void *ctx)
-{
-	(void)ep; (void)buf; (void)len; (void)desc; (void)a; (void)addr; (void)key; (void)ctx;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rma_rwv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t n,
-		       fi_addr_t a, uint64_t addr, uint64_t key, void *ctx)
-{
-	(void)ep; (void)iov; (void)desc; (void)n; (void)a; (void)addr; (void)key; (void)ctx;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rma_rwmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
-{
-	(void)ep; (void)msg; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static ssize_t rma_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			 fi_addr_t a, uint64_t addr, uint64_t key, void *ctx)
-{
-	return rma_rw(ep, (void *)buf, len, desc, a, addr, key, ctx);
-}
-
-static ssize_t rma_writev(struct fid_ep *ep, const struct iovec *iov, void **desc,
-			  size_t n, fi_addr_t a, uint64_t addr, uint64_t key, void *ctx)
-{
-	return rma_rwv(ep, iov, desc, n, a, addr, key, ctx);
-}
-
-static ssize_t rma_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t a,
-			  uint64_t addr, uint64_t key)
-{
-	return rma_rw(ep, (void *)buf, len, NULL, a, addr, key, NULL);
-}
-
-static ssize_t rma_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			     uint64_t data, fi_addr_t a, uint64_t addr, uint64_t key, void *ctx)
-{
-	(void)data;
-	return rma_rw(ep, (void *)buf, len, desc, a, addr, key, ctx);
-}
-
-static ssize_t rma_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-			      fi_addr_t a, uint64_t addr, uint64_t key)
-{
-	(void)data;
-	return rma_rw(ep, (void *)buf, len, NULL, a, addr, key, NULL);
-}
-
-struct fi_ops_rma mbx_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = rma_rw,
-	.readv = rma_rwv,
-	.readmsg = rma_rwmsg,
-	.write = rma_write,
-	.writev = rma_writev,
-	.writemsg = rma_rwmsg,
-	.inject = rma_inject,
-	.writedata = rma_writedata,
-	.injectdata = rma_injectdata,
-};
 
 static ssize_t at_write(struct fid_ep *ep, const void *buf, size_t count, void *desc,
 			fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,

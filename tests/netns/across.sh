@@ -55,6 +55,24 @@ conn16() { # conn arguments...
 	FI_MATCHBOX_CONN_THRESHOLD=16 conn "$@"
 }
 
+# A fabtests-style client/server program across hosts: the server bound at
+# host 1's address, the client on host 0 naming it, as a user would run them.
+cs_hosts() { # program, args...
+	local prog=$ftx/$1 a0 a1 spid crc srv
+	shift
+	a0=$("$here/cluster.sh" addr 0)
+	a1=$("$here/cluster.sh" addr 1)
+	export FI_PROVIDER_PATH=$build/prov/matchbox
+	ip netns exec mbx-h1 timeout 60 "$prog" "$@" -s "$a1" &
+	spid=$!
+	sleep 0.5
+	ip netns exec mbx-h0 timeout 60 "$prog" "$@" -s "$a0" "$a1"
+	crc=$?
+	wait $spid
+	srv=$?
+	[ $crc = 0 ] && [ $srv = 0 ]
+}
+
 # Every rank reports the default threshold as none and no connection open.
 dgram_default() {
 	local out
@@ -87,6 +105,20 @@ loss() { # on|off
 	return 0
 }
 
+# The client/server programs between two hosts.
+client_server() {
+	check "ftx_addr: node/service and fi_getname, FI_ADDR_STR, 2 hosts" cs_hosts ftx_addr \
+		-p matchbox -P 9501
+	check "ftx_addr: FI_SOCKADDR_IN, 2 hosts" cs_hosts ftx_addr -p matchbox -P 9511 -F in
+	check "ftx_rma: every call, access violations, RMA events, 2 hosts" cs_hosts ftx_rma \
+		-p matchbox -P 9521 -E
+	check "ftx_rma with scalable keys and offsets (mr_mode none), 2 hosts" cs_hosts ftx_rma \
+		-p matchbox -P 9531 -m none
+	# tcp;ofi_rxm does not enforce access rights at the target (1.17): -V.
+	check "ftx_rma over tcp;ofi_rxm (the bed without matchbox), 2 hosts" cs_hosts ftx_rma \
+		-p "tcp;ofi_rxm" -P 9541 -V
+}
+
 two_hosts() {
 	local p mode t
 	for mode in $modes; do
@@ -95,6 +127,7 @@ two_hosts() {
 				$([ $p = ftx_pingpong ] && echo -S 1,64,4096,65536,1048576 -I 20)
 		done
 	done
+	client_server
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
 	check "large messages by fi_read (ftx_pingpong, counted at close), 2 hosts" by_read static
@@ -377,7 +410,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
+export -f slurm_hosts check mpi cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -42,7 +42,8 @@ static int getinfo_with(void (*tweak)(struct fi_info *))
 	return ret;
 }
 
-static void want_rma(struct fi_info *h) { h->caps |= FI_RMA; }
+static void want_rma(struct fi_info *h) { h->caps |= FI_RMA | FI_RMA_EVENT; }
+static void want_collective(struct fi_info *h) { h->caps |= FI_COLLECTIVE; }
 static void want_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void want_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void want_big_inject(struct fi_info *h) { h->tx_attr->inject_size = 1 << 20; }
@@ -60,7 +61,8 @@ Test(getinfo, honours_and_refuses_hints, .timeout = 30)
 {
 	cr_assert_eq(getinfo_with(want_nothing), 0);
 	cr_assert_eq(getinfo_with(want_threadsafe), 0);
-	cr_assert_eq(getinfo_with(want_rma), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_rma), 0);
+	cr_assert_eq(getinfo_with(want_collective), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_msg_ep), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_auto), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_big_inject), -FI_ENODATA);
@@ -245,7 +247,8 @@ Test(ep, unoffered_operations_answer)
 	char buf[8];
 	size_t count;
 
-	cr_assert_eq(fi_read(ep, buf, 8, NULL, self, 0, 0, NULL), -FI_ENOSYS);
+	/* Opened without FI_RMA: the call is refused, not attempted. */
+	cr_assert_eq(fi_read(ep, buf, 8, NULL, self, 0, 0, NULL), -FI_EOPNOTSUPP);
 	cr_assert_eq(fi_atomic(ep, buf, 1, NULL, self, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
 	cr_assert_eq(fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count), -FI_EOPNOTSUPP);
 	cr_assert_eq(fi_barrier(ep, 0, NULL), -FI_ENOSYS);

@@ -93,9 +93,13 @@ struct mbx_params {
 extern struct mbx_params mbx_param;
 
 /* Provider capabilities and the ones a user must ask for explicitly. */
-#define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE)
+#define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
 #define MBX_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-		     FI_MULTI_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT)
+		     FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		     FI_RMA_EVENT)
+/* The most one atomic operation may carry (fi_atomicvalid's count is this
+ * over the element size); it travels in pieces of whole elements. */
+#define MBX_ATOMIC_MAX_BYTES 65536
 #define MBX_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define MBX_CAPS (MBX_TX_CAPS | MBX_RX_CAPS | MBX_DOM_CAPS)
 #define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
@@ -429,6 +433,10 @@ struct mbx_tx {
 	size_t riov_cnt;
 	size_t got;
 	int rerr;
+	/* atomics: what to do, where old values go, the compare values */
+	uint8_t akind, aop, adt;
+	struct iovec res_iov[MBX_IOV_LIMIT], cmp_iov[MBX_IOV_LIMIT];
+	size_t res_cnt, cmp_cnt;
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	/* copy path */
 	uint64_t bulk_base;
@@ -554,6 +562,11 @@ extern struct fi_ops_msg mbx_msg_ops;
 extern struct fi_ops_tagged mbx_tagged_ops;
 extern struct fi_ops_rma mbx_rma_ops;
 extern struct fi_ops_atomic mbx_atomic_ops;
+int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
+		     struct fi_atomic_attr *attr, uint64_t flags);
+extern struct fi_ops_atomic mbx_atomic_ops;
+int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
+		     struct fi_atomic_attr *attr, uint64_t flags);
 extern struct fi_ops_collective mbx_coll_ops;
 
 /* Wire-level entry points used by the data calls (mbx_progress.c). */
@@ -561,9 +574,24 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a);
 /* Resolves an fi_addr_t for a data call, with the domain lock held. */
 struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest);
 /* An RMA write (op MBX_OP_WRITE) or read (MBX_OP_READ) toward p. */
-ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, const struct iovec *iov,
-		      size_t cnt, size_t len, const struct fi_rma_iov *riov, size_t rcnt,
-		      uint64_t data, void *context, uint64_t opflags, bool cqdata);
+/* One RMA or atomic operation, checked by its caller, for mbx_proto_rma. */
+struct mbx_rma_req {
+	uint8_t op;			/* MBX_OP_WRITE, MBX_OP_READ or MBX_OP_ATOMIC */
+	const struct iovec *iov;	/* local data (write: source, read: sink) */
+	size_t cnt, len;
+	const struct fi_rma_iov *riov;	/* remote segments, lengths in bytes */
+	size_t rcnt;
+	uint64_t data;			/* remote CQ data */
+	void *context;
+	uint64_t opflags;
+	bool cqdata;
+	/* atomics: enum mbu_atomic_kind, fi_op, fi_datatype; old values go to
+	 * res, compare values come from cmp (same byte length as iov) */
+	uint8_t akind, aop, adt;
+	const struct iovec *res, *cmp;
+	size_t res_cnt, cmp_cnt;
+};
+ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rma_req *r);
 int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
 ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
 		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,

@@ -53,13 +53,6 @@ static int no_srx(struct fid_domain *d, struct fi_rx_attr *a, struct fid_ep **e,
 	return -FI_ENOSYS;
 }
 
-static int no_query_atomic(struct fid_domain *d, enum fi_datatype t, enum fi_op o,
-			   struct fi_atomic_attr *a, uint64_t f)
-{
-	(void)d; (void)t; (void)o; (void)a; (void)f;
-	return -FI_EOPNOTSUPP;
-}
-
 static int no_query_coll(struct fid_domain *d, enum fi_collective_op c,
 			 struct fi_collective_attr *a, uint64_t f)
 {
@@ -85,7 +78,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = no_poll,
 	.stx_ctx = no_stx,
 	.srx_ctx = no_srx,
-	.query_atomic = no_query_atomic,
+	.query_atomic = mbx_query_atomic,
 	.query_collective = no_query_coll,
 	.endpoint2 = endpoint2,
 };

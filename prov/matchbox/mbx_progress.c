@@ -7,6 +7,7 @@
  * progress (fi_cq_read and friends). Nothing here blocks: a full ring queues
  * the send on its peer (in order), and a full unexpected buffer leaves frames
  * in the ring, which in turn holds the sender back. */
+#include "mbu_atomic.h"
 #include "mbx.h"
 
 #include <errno.h>
@@ -317,6 +318,8 @@ static struct mbx_tx *tx_lookup(struct mbx_ep *ep, struct mbx_peer *p, uint64_t 
  * and in the log, never as a CQ entry the caller could not place. */
 static struct mbx_cntr *tx_cntr_of(struct mbx_ep *ep, const struct mbx_tx *tx)
 {
+	if (tx->op == MBX_OP_ATOMIC)	/* fetching atomics count as reads */
+		return tx->akind == MBU_ATOMIC_PLAIN ? ep->wr_cntr : ep->rd_cntr;
 	return tx->op == MBX_OP_WRITE ? ep->wr_cntr : tx->op == MBX_OP_READ ? ep->rd_cntr :
 	       ep->tx_cntr;
 }
@@ -425,6 +428,55 @@ static size_t riov_at(const struct mbx_tx *tx, size_t pos, size_t *off)
 	return i;
 }
 
+/* How many values each element of an atomic carries: the operand (none
+ * for FI_ATOMIC_READ) and the compare value. */
+static size_t atomic_bufs(uint8_t kind, uint8_t op)
+{
+	return (op != FI_ATOMIC_READ) + (kind == MBU_ATOMIC_COMPARE);
+}
+
+/* The next piece of an atomic, whole elements within one remote segment,
+ * as many as a frame holds (and its answer: the old values); nonzero if
+ * the ring has no room. */
+static int atomic_piece(struct mbx_tx *tx, struct mbx_peer *p, size_t ri, size_t off,
+			struct mbx_wire **out)
+{
+	size_t es = mbu_atomic_size(tx->adt), nb = atomic_bufs(tx->akind, tx->aop);
+	size_t room = p->eager_limit > sizeof(struct mbx_wire_atomic) ?
+		      p->eager_limit - sizeof(struct mbx_wire_atomic) : 0;
+	size_t elems = room / (es * (nb ? nb : 1)), n;
+	struct mbx_wire_atomic *a;
+	struct mbx_wire *w;
+	char *pl;
+	bool last;
+
+	n = ri < tx->riov_cnt ? tx->riov[ri].len - off : 0;
+	if (n > (elems ? elems : 1) * es)
+		n = (elems ? elems : 1) * es;
+	if (n > tx->size - tx->streamed)
+		n = tx->size - tx->streamed;
+	last = tx->streamed + n == tx->size;
+	w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
+						(uint32_t)(sizeof(*w) + sizeof(*a) + n * nb));
+	if (!w)
+		return -FI_EAGAIN;
+	fill_wire(w, MBX_OP_ATOMIC, last ? MBX_WF_LAST | tx->wflags : 0,
+		  MBX_ATOMIC_TAG(tx->akind, tx->aop, tx->adt), tx->streamed, n, tx_id(tx));
+	a = (struct mbx_wire_atomic *)(w + 1);
+	a->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
+	a->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
+	a->cqdata = tx->data;
+	pl = (char *)(a + 1);
+	if (tx->aop != FI_ATOMIC_READ) {
+		mbx_copy_from_iov(pl, tx->iov, tx->iov_cnt, tx->streamed, n);
+		pl += n;
+	}
+	if (tx->akind == MBU_ATOMIC_COMPARE)
+		mbx_copy_from_iov(pl, tx->cmp_iov, tx->cmp_cnt, tx->streamed, n);
+	*out = w;
+	return 0;
+}
+
 /* RMA frames, as many as the ring takes: WRITE pieces (each within one
  * remote segment), one READ per remote segment, or the RDATA pieces of a
  * read being served. -FI_EAGAIN until all are written; tx->streamed
@@ -483,6 +535,12 @@ static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
 			r->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
 			r->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
 			mbx_copy_from_iov(r + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+		} else if (tx->op == MBX_OP_ATOMIC) {
+			if (atomic_piece(tx, p, ri, off, &w)) {
+				ret = -FI_EAGAIN;
+				break;
+			}
+			n = w->size;
 		} else {
 			n = tx->size - tx->streamed;
 			if (n > p->eager_limit)
@@ -667,12 +725,27 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 	return 0;
 }
 
-ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, const struct iovec *iov,
-		      size_t cnt, size_t len, const struct fi_rma_iov *riov, size_t rcnt,
-		      uint64_t data, void *context, uint64_t opflags, bool cqdata)
+/* An inject's data, copied so the caller may reuse its buffer; on
+ * failure the tx is freed. */
+static int tx_bounce(struct mbx_ep *ep, struct mbx_tx *tx, const struct mbx_rma_req *r)
+{
+	tx->bounce = mbu_pool_get(&ep->bounce_pool);
+	if (!tx->bounce) {
+		tx_free(ep, tx);
+		return -FI_EAGAIN;
+	}
+	mbx_copy_from_iov(tx->bounce, r->iov, r->cnt, 0, r->len);
+	tx->iov[0].iov_base = tx->bounce;
+	tx->iov[0].iov_len = r->len;
+	tx->iov_cnt = 1;
+	return 0;
+}
+
+ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rma_req *r)
 {
 	struct mbx_tx *tx;
-	size_t i;
+	size_t i, one_frame;
+	bool inject = (r->opflags & FI_INJECT) && r->op != MBX_OP_READ;
 	int ret;
 
 	if (__builtin_expect(p->state != MBX_PEER_READY, 0)) {
@@ -684,51 +757,45 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, const s
 	if (!tx)
 		return -FI_EAGAIN;
 	tx->peer = p;
-	tx->context = context;
-	tx->flags = FI_RMA | (op == MBX_OP_WRITE ? FI_WRITE : FI_READ);
-	tx->opflags = opflags;
-	tx->op = op;
+	tx->context = r->context;
+	tx->flags = (r->op == MBX_OP_ATOMIC ? FI_ATOMIC : FI_RMA) |
+		    (r->op == MBX_OP_READ ||
+		     (r->op == MBX_OP_ATOMIC && r->akind != MBU_ATOMIC_PLAIN) ? FI_READ : FI_WRITE);
+	tx->opflags = r->opflags;
+	tx->op = r->op;
 	tx->tag = 0;
-	tx->data = data;
-	tx->size = len;
-	tx->wflags = cqdata ? MBX_WF_CQDATA : 0;
+	tx->data = r->data;
+	tx->size = r->len;
+	tx->wflags = r->cqdata ? MBX_WF_CQDATA : 0;
 	tx->streamed = 0;
 	tx->got = 0;
 	tx->rerr = 0;
-	for (i = 0; i < cnt; i++)
-		tx->iov[i] = iov[i];
-	tx->iov_cnt = cnt;
-	for (i = 0; i < rcnt; i++)
-		tx->riov[i] = riov[i];
-	tx->riov_cnt = rcnt;
+	for (i = 0; i < r->cnt; i++)
+		tx->iov[i] = r->iov[i];
+	tx->iov_cnt = r->cnt;
+	for (i = 0; i < r->rcnt; i++)
+		tx->riov[i] = r->riov[i];
+	tx->riov_cnt = r->rcnt;
+	tx->akind = r->akind;
+	tx->aop = r->aop;
+	tx->adt = r->adt;
+	for (i = 0; i < r->res_cnt; i++)
+		tx->res_iov[i] = r->res[i];
+	tx->res_cnt = r->res_cnt;
+	for (i = 0; i < r->cmp_cnt; i++)
+		tx->cmp_iov[i] = r->cmp[i];
+	tx->cmp_cnt = r->cmp_cnt;
 	/* An inject's buffer is the caller's again when we return. One that
 	 * takes several frames is copied first, as the ring may take only
 	 * some of them now; a one-frame inject is copied only if it waits. */
-	if ((opflags & FI_INJECT) && op == MBX_OP_WRITE &&
-	    (len > p->eager_limit - sizeof(struct mbx_wire_rma) || !mbu_dlist_empty(&p->txq))) {
-		tx->bounce = mbu_pool_get(&ep->bounce_pool);
-		if (!tx->bounce) {
-			tx_free(ep, tx);
-			return -FI_EAGAIN;
-		}
-		mbx_copy_from_iov(tx->bounce, iov, cnt, 0, len);
-		tx->iov[0].iov_base = tx->bounce;
-		tx->iov[0].iov_len = len;
-		tx->iov_cnt = 1;
-	}
+	one_frame = p->eager_limit - (r->op == MBX_OP_ATOMIC ? sizeof(struct mbx_wire_atomic) :
+				      sizeof(struct mbx_wire_rma));
+	if (inject && (r->len > one_frame || !mbu_dlist_empty(&p->txq)) && tx_bounce(ep, tx, r))
+		return -FI_EAGAIN;
 	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
 		return 0;
-	if ((opflags & FI_INJECT) && op == MBX_OP_WRITE && !tx->bounce) {
-		tx->bounce = mbu_pool_get(&ep->bounce_pool);
-		if (!tx->bounce) {
-			tx_free(ep, tx);	/* nothing of it reached the ring */
-			return -FI_EAGAIN;
-		}
-		mbx_copy_from_iov(tx->bounce, iov, cnt, 0, len);
-		tx->iov[0].iov_base = tx->bounce;
-		tx->iov[0].iov_len = len;
-		tx->iov_cnt = 1;
-	}
+	if (inject && !tx->bounce && tx_bounce(ep, tx, r))
+		return -FI_EAGAIN;	/* nothing of it reached the ring */
 	tx->state = MBX_TX_QUEUED;
 	mbu_dlist_insert_tail(&tx->link, &p->txq);
 	mark_pending(ep, p);
@@ -1379,6 +1446,27 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 		if (f->len != sizeof(*w))
 			return false;
 		break;
+	case MBX_OP_ATOMIC: {
+		int kind = MBX_ATOMIC_KIND(w->tag), aop = MBX_ATOMIC_OP(w->tag);
+		int dt = MBX_ATOMIC_DT(w->tag);
+		size_t es;
+
+		if (kind > MBU_ATOMIC_COMPARE || !mbu_atomic_valid(kind, aop, dt) ||
+		    w->tag >> 24)
+			return false;
+		es = mbu_atomic_size(dt);
+		if (!w->size || w->size > MBX_ATOMIC_MAX_BYTES || w->size % es ||
+		    w->data > MBX_ATOMIC_MAX_BYTES ||
+		    f->len != sizeof(*w) + sizeof(struct mbx_wire_atomic) +
+			      w->size * atomic_bufs((uint8_t)kind, (uint8_t)aop))
+			return false;
+		break;
+	}
+	case MBX_OP_ARESP:
+		if (w->size > MBX_ATOMIC_MAX_BYTES ||
+		    (f->len != sizeof(*w) && f->len != sizeof(*w) + w->size))
+			return false;
+		break;
 	default:
 		return false;
 	}
@@ -1470,6 +1558,88 @@ static int handle_read(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_w
 	return 1;
 }
 
+/* n elements of `es` bytes at the target's iovecs: those inside one iovec
+ * in place, one that straddles two (a region registered in pieces)
+ * through a copy, still under the same lock. */
+static void atomic_apply_iov(int op, int dt, size_t es, const struct iovec *iov, size_t cnt,
+			     const char *src, const char *cmp, char *old, size_t n)
+{
+	size_t i = 0, k = 0, at = 0;
+
+	while (i < n && k < cnt) {
+		size_t left = iov[k].iov_len - at, whole = left / es;
+		char *base = (char *)iov[k].iov_base + at;
+
+		if (whole) {
+			if (whole > n - i)
+				whole = n - i;
+			mbu_atomic_apply(op, dt, base, src ? src + i * es : NULL,
+					 cmp ? cmp + i * es : NULL, old ? old + i * es : NULL, whole);
+			i += whole;
+			at += whole * es;
+		} else if (left) {
+			char tmp[64];	/* the largest element is 32 bytes */
+
+			mbx_copy_from_iov(tmp, iov + k, cnt - k, at, es);
+			mbu_atomic_apply(op, dt, tmp, src ? src + i * es : NULL,
+					 cmp ? cmp + i * es : NULL, old ? old + i * es : NULL, 1);
+			copy_to_iov(iov + k, cnt - k, at, tmp, es, false);
+			i++;
+			at += es;
+		}
+		while (k < cnt && at >= iov[k].iov_len) {
+			at -= iov[k].iov_len;
+			k++;
+		}
+	}
+}
+
+/* An atomic piece: checked against our registrations, applied here (the
+ * one place every atomic on this memory is applied, under the domain
+ * lock), answered with the old values. 0: no room to answer now, leave it
+ * in the ring (nothing was applied). */
+static int handle_atomic(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	const struct mbx_wire_atomic *a = (const struct mbx_wire_atomic *)(w + 1);
+	int kind = MBX_ATOMIC_KIND(w->tag), aop = MBX_ATOMIC_OP(w->tag);
+	int dt = MBX_ATOMIC_DT(w->tag);
+	uint64_t access = aop == FI_ATOMIC_READ ? FI_REMOTE_READ :
+			  kind == MBU_ATOMIC_PLAIN ? FI_REMOTE_WRITE :
+			  FI_REMOTE_READ | FI_REMOTE_WRITE;
+	struct iovec iov[MBX_IOV_LIMIT];
+	struct mbx_mr *mr = NULL;
+	struct mbx_wire *r;
+	const char *src = (const char *)(a + 1);
+	size_t cnt, back;
+	int err;
+
+	if (mbx_peer_connect(ep, p))
+		return 1;	/* the initiator is gone */
+	err = mbx_mr_check(ep->dom, a->key, a->addr, w->size, access, iov, &cnt, &mr);
+	back = !err && kind != MBU_ATOMIC_PLAIN ? w->size : 0;
+	r = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*r) + back));
+	if (!r)
+		return 0;
+	fill_wire(r, MBX_OP_ARESP, 0, (uint64_t)err, w->data, w->size, w->id);
+	if (err) {
+		MBX_INFO(FI_LOG_EP_DATA, "atomic from %s refused: %s\n", p->name, fi_strerror(err));
+	} else {
+		atomic_apply_iov(aop, dt, mbu_atomic_size(dt), iov, cnt,
+				 aop == FI_ATOMIC_READ ? NULL : src,
+				 kind == MBU_ATOMIC_COMPARE ? src + w->size : NULL,
+				 back ? (char *)(r + 1) : NULL, w->size / mbu_atomic_size(dt));
+	}
+	mbu_ring_commit(&p->prod, &r->f);
+	kick(ep, p);
+	if (!err && (w->flags & MBX_WF_LAST)) {
+		rma_event(ep, mr, aop == FI_ATOMIC_READ ? FI_REMOTE_READ : FI_REMOTE_WRITE);
+		if ((w->flags & MBX_WF_CQDATA) && ep->rx_cq)
+			mbx_cq_write(ep->rx_cq, NULL, FI_ATOMIC | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+				     0, NULL, a->cqdata, 0, peer_fiaddr(ep, p));
+	}
+	return 1;
+}
+
 static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
 {
 	struct mbx_tx *tx = tx_lookup(ep, p, w->id);
@@ -1534,7 +1704,14 @@ static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct
 	struct mbx_tx *tx = tx_lookup(ep, p, w->id);
 	bool ok;
 
-	if (w->op == MBX_OP_WACK)
+	if (w->op == MBX_OP_ARESP) {
+		size_t back = w->f.len - sizeof(*w);
+
+		/* old values come back exactly for an applied fetching piece */
+		ok = tx && tx->op == MBX_OP_ATOMIC && w->data <= tx->streamed &&
+		     w->size <= tx->streamed - w->data && w->size <= tx->size - tx->got &&
+		     back == (!w->tag && tx->akind != MBU_ATOMIC_PLAIN ? w->size : 0);
+	} else if (w->op == MBX_OP_WACK)
 		ok = tx && tx->op == MBX_OP_WRITE && tx->state == MBX_TX_WAIT;
 	else
 		ok = tx && tx->op == MBX_OP_READ && w->data <= tx->streamed &&
@@ -1551,7 +1728,10 @@ static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct
 	}
 	if (w->op == MBX_OP_RDATA)
 		copy_to_iov(tx->iov, tx->iov_cnt, w->data, w + 1, w->size, false);
-	else if (!tx->rerr)
+	else if (w->op == MBX_OP_ARESP && !w->tag) {
+		if (tx->akind != MBU_ATOMIC_PLAIN)
+			copy_to_iov(tx->res_iov, tx->res_cnt, w->data, w + 1, w->size, false);
+	} else if (!tx->rerr)
 		tx->rerr = w->tag > 0 && w->tag < 4096 ? (int)w->tag : FI_EIO;
 	tx->got += w->size;
 	if (tx->got == tx->size)
@@ -1594,6 +1774,8 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 			return 1;
 		case MBX_OP_READ:
 			return handle_read(ep, p, w);
+		case MBX_OP_ATOMIC:
+			return handle_atomic(ep, p, w);
 		default:
 			handle_rma_reply(ep, p, w);
 			return 1;

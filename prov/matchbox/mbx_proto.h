@@ -34,7 +34,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	3u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 3u
+#define MBX_WIRE_VERSION 4u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
@@ -70,6 +70,14 @@ enum mbx_wire_op {
 	MBX_OP_WACK = 11,	/* write `id` is placed; `tag`: 0 or the fi_errno */
 	MBX_OP_RERR = 12,	/* read `id`: the segment of `size` bytes at offset
 				 * `data` failed at the target; `tag`: the fi_errno */
+	MBX_OP_ATOMIC = 13,	/* atomic `id`: elements of `size` bytes in all, at
+				 * offset `data` of the operation, for atomic.addr
+				 * under atomic.key; `tag`: MBX_ATOMIC_TAG(kind, op,
+				 * datatype); operands, then compare values, follow */
+	MBX_OP_ARESP = 14,	/* atomic `id`: the piece at offset `data` of `size`
+				 * bytes is applied (`tag` 0, and for a fetching
+				 * atomic the old values follow) or refused (`tag`:
+				 * the fi_errno, nothing follows) */
 	MBX_OP_MAX
 };
 
@@ -88,6 +96,17 @@ struct mbx_wire_rma {
 	uint64_t key;
 	uint64_t addr;
 };
+
+struct mbx_wire_atomic {
+	uint64_t key;
+	uint64_t addr;
+	uint64_t cqdata;	/* with MBX_WF_CQDATA on the last piece */
+};
+
+#define MBX_ATOMIC_TAG(kind, op, dt) ((uint64_t)(kind) << 16 | (uint64_t)(op) << 8 | (uint64_t)(dt))
+#define MBX_ATOMIC_KIND(tag) ((int)((tag) >> 16 & 0xff))
+#define MBX_ATOMIC_OP(tag) ((int)((tag) >> 8 & 0xff))
+#define MBX_ATOMIC_DT(tag) ((int)((tag) & 0xff))
 
 struct mbx_wire {
 	struct mbu_frame f;

@@ -56,8 +56,10 @@ static ssize_t rma_common(struct mbx_ep *ep, bool write, const struct iovec *iov
 	if (!p)
 		ret = -FI_EADDRNOTAVAIL;
 	else
-		ret = mbx_proto_rma(ep, p, write ? MBX_OP_WRITE : MBX_OP_READ, iov, cnt, len, riov,
-				    rcnt, data, context, flags, write && (flags & FI_REMOTE_CQ_DATA));
+		ret = mbx_proto_rma(ep, p, &(struct mbx_rma_req){
+			.op = write ? MBX_OP_WRITE : MBX_OP_READ, .iov = iov, .cnt = cnt,
+			.len = len, .riov = riov, .rcnt = rcnt, .data = data, .context = context,
+			.opflags = flags, .cqdata = write && (flags & FI_REMOTE_CQ_DATA) });
 	if (ret == -FI_EAGAIN)
 		mbx_ep_progress(ep);
 	mbx_unlock(ep->dom);

@@ -114,6 +114,8 @@ client_server() {
 		-p matchbox -P 9521 -E
 	check "ftx_rma with scalable keys and offsets (mr_mode none), 2 hosts" cs_hosts ftx_rma \
 		-p matchbox -P 9531 -m none
+	check "ftx_atomic: every operation and datatype against a model, 2 hosts" cs_hosts \
+		ftx_atomic -p matchbox -P 9551 -S
 	# tcp;ofi_rxm does not enforce access rights at the target (1.17): -V.
 	check "ftx_rma over tcp;ofi_rxm (the bed without matchbox), 2 hosts" cs_hosts ftx_rma \
 		-p "tcp;ofi_rxm" -P 9541 -V

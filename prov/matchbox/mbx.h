@@ -104,10 +104,12 @@ extern struct mbx_params mbx_param;
 #define MBX_CAPS (MBX_TX_CAPS | MBX_RX_CAPS | MBX_DOM_CAPS)
 #define MBX_SECONDARY_CAPS (FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
 			    FI_REMOTE_COMM | FI_RMA_EVENT)
-/* The mr_mode bits a domain takes on when the caller allows them: keys
- * chosen here (never a collision) and target addresses as virtual
- * addresses, what most middleware expects. Local descriptors and
- * allocated backing are never needed, so never asked for. */
+/* The mr_mode bits a domain follows when its fi_info names them (as
+ * FI_MR_BASIC does). fi_getinfo asks for none of them, as matchbox needs
+ * none: a program chooses its keys and addresses regions by offset, the
+ * mode every program that reads its fi_info can handle (and one that
+ * allows provider keys but picks its own, like fabtests' fi_multi_mr,
+ * needs). */
 #define MBX_MR_MODES (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)
 #define MBX_MSG_ORDER (FI_ORDER_SAS)
 
@@ -562,9 +564,11 @@ extern struct fi_ops_msg mbx_msg_ops;
 extern struct fi_ops_tagged mbx_tagged_ops;
 extern struct fi_ops_rma mbx_rma_ops;
 extern struct fi_ops_atomic mbx_atomic_ops;
+int mbx_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **out);
 int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
 		     struct fi_atomic_attr *attr, uint64_t flags);
 extern struct fi_ops_atomic mbx_atomic_ops;
+int mbx_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **out);
 int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
 		     struct fi_atomic_attr *attr, uint64_t flags);
 extern struct fi_ops_collective mbx_coll_ops;

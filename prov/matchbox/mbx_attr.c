@@ -105,6 +105,11 @@ static bool check_hints(uint32_t version, const struct fi_info *h)
 		    (d->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) == FI_MR_BASIC &&
 		    d->mr_mode != FI_MR_BASIC)
 			REFUSE("mr_mode mixes old and new styles\n");
+		/* Since 1.5 scalable registration is mr_mode 0; the old bit
+		 * with RMA is refused, as libfabric's getinfo tests expect. */
+		if (FI_VERSION_GE(version, FI_VERSION(1, 5)) && d->mr_mode == FI_MR_SCALABLE &&
+		    (h->caps & (FI_RMA | FI_ATOMIC)))
+			REFUSE("mr_mode FI_MR_SCALABLE is for API versions before 1.5\n");
 	}
 	if (h->fabric_attr) {
 		const struct fi_fabric_attr *f = h->fabric_attr;
@@ -231,11 +236,9 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 					   h->domain_attr->mr_mode == FI_MR_BASIC ?
 					   FI_MR_BASIC : FI_MR_SCALABLE;
 	else
-		/* Of the modes a caller says it can handle, its domain uses
-		 * the ones that help it (see MBX_MR_MODES). */
-		fi->domain_attr->mr_mode = !h || !h->domain_attr ? 0 :
-					   h->domain_attr->mr_mode == FI_MR_BASIC ? FI_MR_BASIC :
-					   (int)((uint64_t)h->domain_attr->mr_mode & MBX_MR_MODES);
+		/* See MBX_MR_MODES: no mode is required. */
+		fi->domain_attr->mr_mode = h && h->domain_attr &&
+					   h->domain_attr->mr_mode == FI_MR_BASIC ? FI_MR_BASIC : 0;
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = MBX_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 256;

@@ -35,12 +35,6 @@ static int no_sep(struct fid_domain *d, struct fi_info *i, struct fid_ep **e, vo
 	return -FI_ENOSYS;
 }
 
-static int no_poll(struct fid_domain *d, struct fi_poll_attr *a, struct fid_poll **p)
-{
-	(void)d; (void)a; (void)p;
-	return -FI_ENOSYS;
-}
-
 static int no_stx(struct fid_domain *d, struct fi_tx_attr *a, struct fid_stx **s, void *c)
 {
 	(void)d; (void)a; (void)s; (void)c;
@@ -75,7 +69,7 @@ static struct fi_ops_domain domain_ops = {
 	.endpoint = mbx_ep_open,
 	.scalable_ep = no_sep,
 	.cntr_open = mbx_cntr_open,
-	.poll_open = no_poll,
+	.poll_open = mbx_poll_open,
 	.stx_ctx = no_stx,
 	.srx_ctx = no_srx,
 	.query_atomic = mbx_query_atomic,

@@ -320,3 +320,43 @@ Test(ep, cancel_reports_ecanceled)
 	cr_assert_eq(err.err, FI_ECANCELED);
 	cr_assert_eq(err.op_context, &ctx);
 }
+
+/* fi_poll: the CQ is reported while it holds a completion, a counter once
+ * per change; members cannot be closed while in the set. */
+Test(ep, poll_set)
+{
+	struct fi_poll_attr pa = { 0 };
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_poll *ps;
+	struct fid_cntr *cntr;
+	struct fi_cq_tagged_entry e;
+	char out[8] = "x", in[8], marker;
+	void *ctx[4];
+	int n, tries = 0;
+
+	cr_assert_eq(fi_poll_open(domain, &pa, &ps), 0);
+	cr_assert_eq(fi_cntr_open(domain, &ca, &cntr, &marker), 0);
+	cr_assert_eq(fi_poll_add(ps, &cq->fid, 0), 0);
+	cr_assert_eq(fi_poll_add(ps, &cq->fid, 0), -FI_EALREADY);
+	cr_assert_eq(fi_poll_add(ps, &av->fid, 0), -FI_EINVAL);
+	cr_assert_eq(fi_poll_add(ps, &cntr->fid, 0), 0);
+	cr_assert_eq(fi_poll(ps, ctx, 4), 0);
+	cr_assert_eq(fi_trecv(ep, in, sizeof(in), NULL, self, 7, 0, in), 0);
+	cr_assert_eq(fi_tsend(ep, out, 2, NULL, self, 7, out), 0);
+	while ((n = fi_poll(ps, ctx, 4)) == 0 && tries++ < 100000)
+		;
+	cr_assert_eq(n, 1);
+	cr_assert_eq(ctx[0], NULL, "the CQ's own context (NULL here)");
+	cr_assert_eq(fi_close(&cq->fid), -FI_EBUSY);
+	while (fi_cq_read(cq, &e, 1) != -FI_EAGAIN)
+		;
+	cr_assert_eq(fi_poll(ps, ctx, 4), 0, "a drained CQ is not reported");
+	cr_assert_eq(fi_cntr_add(cntr, 1), 0);
+	cr_assert_eq(fi_poll(ps, ctx, 4), 1);
+	cr_assert_eq(ctx[0], &marker);
+	cr_assert_eq(fi_poll(ps, ctx, 4), 0, "a counter is reported once per change");
+	cr_assert_eq(fi_poll_del(ps, &cq->fid, 0), 0);
+	cr_assert_eq(fi_poll_del(ps, &cq->fid, 0), -FI_ENOENT);
+	cr_assert_eq(fi_close(&ps->fid), 0);
+	cr_assert_eq(fi_close(&cntr->fid), 0);
+}

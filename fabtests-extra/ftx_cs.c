@@ -173,6 +173,8 @@ void ftx_cs_open(struct ftx_cs *cs, struct fi_info *hints, const char *src, cons
 	CHK(fi_fabric(cs->info->fabric_attr, &cs->fab, NULL));
 	CHK(fi_domain(cs->fab, cs->info, &cs->dom, NULL));
 	CHK(fi_av_open(cs->dom, &av_attr, &cs->av, NULL));
+	if (cs->cq_hook)
+		cs->cq_hook(cs, &cq_attr);
 	CHK(fi_cq_open(cs->dom, &cq_attr, &cs->cq, NULL));
 	CHK(fi_endpoint(cs->dom, cs->info, &cs->ep, NULL));
 	CHK(fi_ep_bind(cs->ep, &cs->av->fid, 0));

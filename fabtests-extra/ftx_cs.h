@@ -55,6 +55,9 @@ struct ftx_cs {
 	struct fid_ep *ep;
 	fi_addr_t peer;
 	ftx_cs_other_fn other;
+	/* Optional: adjusts the CQ's attributes (a wait object, a wait set
+	 * opened on cs->fab) before it is opened. */
+	void (*cq_hook)(struct ftx_cs *cs, struct fi_cq_attr *attr);
 	void *user;
 	char ctl_rx[2][256], ctl_tx[256];
 	bool ctl_done[2];

@@ -296,11 +296,21 @@ struct mbx_cq_err {
 
 #define MBX_CQ_MAX_EPS 8
 
+struct mbx_wait;
+/* How a CQ or counter can be waited on with a file descriptor: its own
+ * epoll set (FI_WAIT_FD, FI_WAIT_UNSPEC), or the wait set it belongs to
+ * (FI_WAIT_SET); enabled endpoints put their wake and name sockets in it. */
+struct mbx_waitable {
+	int fd;			/* own epoll fd, or -1 */
+	struct mbx_wait *set;
+};
+
 struct mbx_cq {
 	struct fid_cq cq;
 	struct mbx_domain *dom;
 	enum fi_cq_format format;
 	enum fi_wait_obj wait_obj;
+	struct mbx_waitable w;
 	struct mbx_cqe *ring;
 	size_t cap, head, count;
 	struct mbu_dlist errs;
@@ -343,6 +353,7 @@ struct mbx_cntr {
 	struct mbx_domain *dom;
 	_Atomic uint64_t value, err;
 	enum fi_wait_obj wait_obj;
+	struct mbx_waitable w;
 	struct mbx_ep *eps[MBX_CQ_MAX_EPS];
 	int neps;
 	_Atomic int refs;
@@ -551,6 +562,8 @@ struct mbx_ep {
 	uint32_t want_ip;		/* the net wire's address from info->src_addr; 0: any */
 	/* name service (mbx_addr.c) */
 	int name_fd;
+	int wake_fd;		/* fd waiting: our wake socket, or -1 */
+	bool armed;		/* fi_trywait said sleep: senders send wake bytes */
 	struct mbx_sockname sname;
 	struct local_name *name_entry;
 	uint32_t net_mask;		/* poll net when (progress_ticks & net_mask) == 0 */
@@ -621,6 +634,19 @@ int mbx_name_open(struct mbx_ep *ep, const struct mbx_sockname *want);
 void mbx_name_close(struct mbx_ep *ep);
 void mbx_name_update(struct mbx_ep *ep);
 void mbx_name_poll(struct mbx_ep *ep);
+
+/* Waiting in file descriptors (mbx_wait.c). */
+int mbx_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr, struct fid_wait **out);
+int mbx_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int mbx_waitable_init(struct mbx_waitable *w, enum fi_wait_obj obj, struct fid_wait *set,
+		      struct fid *member);
+void mbx_waitable_fini(struct mbx_waitable *w, struct fid *member);
+int mbx_waitable_getwait(struct mbx_waitable *w, enum fi_wait_obj obj, void *arg);
+int mbx_wake_attach(struct mbx_ep *ep);
+void mbx_wake_detach(struct mbx_ep *ep);
+void mbx_ep_disarm(struct mbx_ep *ep);
+bool mbx_ep_work_visible(struct mbx_ep *ep);
+void mbx_wake_send(const char *name);
 /* The endpoint's listener address as others reach it. */
 void mbx_name_own(const struct mbx_ep *ep, struct mbx_sockname *sn);
 /* For the net wire: hand one inbound frame to the matcher (1 taken, 0 not

@@ -70,6 +70,7 @@ static int cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	while ((it = mbu_dlist_pop(&cq->errs)))
 		free(mbu_container_of(it, struct mbx_cq_err, link));
+	mbx_waitable_fini(&cq->w, &cq->cq.fid);
 	free(cq->ring);
 	atomic_fetch_sub(&cq->dom->refs, 1);
 	free(cq);
@@ -78,9 +79,11 @@ static int cq_close(struct fid *fid)
 
 static int cq_control(struct fid *fid, int cmd, void *arg)
 {
-	(void)fid; (void)arg;
-	/* There is no file descriptor to hand out: FI_GETWAIT is refused. */
-	return cmd == FI_GETWAIT ? -FI_ENODATA : -FI_ENOSYS;
+	struct mbx_cq *cq = mbu_container_of(fid, struct mbx_cq, cq.fid);
+
+	/* FI_GETWAIT: an epoll descriptor, readable when the CQ's endpoints
+	 * have work (after fi_trywait said to sleep; see mbx_wait.c). */
+	return cmd == FI_GETWAIT ? mbx_waitable_getwait(&cq->w, cq->wait_obj, arg) : -FI_ENOSYS;
 }
 
 static struct fi_ops cq_fi_ops = {
@@ -315,6 +318,11 @@ int mbx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_FD:
+		break;
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
 		break;
 	default:
 		return -FI_ENOSYS;
@@ -334,6 +342,11 @@ int mbx_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	cq->cap = cap;
 	cq->format = attr->format;
 	cq->wait_obj = attr->wait_obj;
+	if (mbx_waitable_init(&cq->w, attr->wait_obj, attr->wait_set, &cq->cq.fid)) {
+		free(cq->ring);
+		free(cq);
+		return -FI_EINVAL;
+	}
 	cq->dom = d;
 	mbu_dlist_init(&cq->errs);
 	cq->cq.fid.fclass = FI_CLASS_CQ;
@@ -353,16 +366,24 @@ static int cntr_close(struct fid *fid)
 
 	if (atomic_load(&c->refs))
 		return -FI_EBUSY;
+	mbx_waitable_fini(&c->w, &c->cntr.fid);
 	atomic_fetch_sub(&c->dom->refs, 1);
 	free(c);
 	return 0;
+}
+
+static int cntr_control(struct fid *fid, int cmd, void *arg)
+{
+	struct mbx_cntr *c = mbu_container_of(fid, struct mbx_cntr, cntr.fid);
+
+	return cmd == FI_GETWAIT ? mbx_waitable_getwait(&c->w, c->wait_obj, arg) : -FI_ENOSYS;
 }
 
 static struct fi_ops cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cntr_close,
 	.bind = mbx_no_bind,
-	.control = cq_control,
+	.control = cntr_control,
 	.ops_open = mbx_no_ops_open,
 	.tostr = mbx_no_tostr,
 	.ops_set = mbx_no_ops_set,
@@ -473,6 +494,11 @@ int mbx_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_FD:
+		break;
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
 		break;
 	default:
 		return -FI_ENOSYS;
@@ -482,6 +508,10 @@ int mbx_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return -FI_ENOMEM;
 	c->dom = d;
 	c->wait_obj = attr->wait_obj;
+	if (mbx_waitable_init(&c->w, attr->wait_obj, attr->wait_set, &c->cntr.fid)) {
+		free(c);
+		return -FI_EINVAL;
+	}
 	c->cntr.fid.fclass = FI_CLASS_CNTR;
 	c->cntr.fid.context = context;
 	c->cntr.fid.ops = &cntr_fi_ops;

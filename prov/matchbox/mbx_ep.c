@@ -144,6 +144,7 @@ static int ep_close(struct fid *fid)
 	int i;
 
 	mbx_lock(d);
+	mbx_wake_detach(ep);
 	if (ep->tx_cq) {
 		detach(ep->tx_cq->eps, &ep->tx_cq->neps, ep);
 		atomic_fetch_sub(&ep->tx_cq->refs, 1);
@@ -320,6 +321,9 @@ static int ep_enable(struct mbx_ep *ep)
 				      sleeps(ep->rx_cntr ? ep->rx_cntr->wait_obj : FI_WAIT_NONE),
 				      memory_order_release);
 	ep->enabled = true;
+	/* Without a wake socket (logged) fi_trywait keeps answering
+	 * -FI_EAGAIN: descriptors are an extra, never a reason to fail. */
+	(void)mbx_wake_attach(ep);
 	return 0;
 }
 
@@ -678,6 +682,7 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->addr.ep = atomic_fetch_add(&next_ep_id, 1);
 	ep->addr.job = mbx_job_id();
 	ep->name_fd = -1;
+	ep->wake_fd = -1;
 	ep->want_ip = want.ip;
 	ret = mbx_net_open(ep);
 	if (ret) {

@@ -35,19 +35,6 @@ static int no_passive_ep(struct fid_fabric *f, struct fi_info *i, struct fid_pep
 	return -FI_ENOSYS;
 }
 
-static int no_wait_open(struct fid_fabric *f, struct fi_wait_attr *a, struct fid_wait **w)
-{
-	(void)f; (void)a; (void)w;
-	return -FI_ENOSYS;
-}
-
-static int fabric_trywait(struct fid_fabric *f, struct fid **fids, int count)
-{
-	(void)f; (void)fids; (void)count;
-	/* Nothing is ever parked in a wait object we do not poll ourselves. */
-	return 0;
-}
-
 static int domain2(struct fid_fabric *f, struct fi_info *i, struct fid_domain **d,
 		   uint64_t flags, void *c)
 {
@@ -61,8 +48,8 @@ static struct fi_ops_fabric fabric_ops = {
 	.domain = mbx_domain_open,
 	.passive_ep = no_passive_ep,
 	.eq_open = mbx_eq_open,
-	.wait_open = no_wait_open,
-	.trywait = fabric_trywait,
+	.wait_open = mbx_wait_open,
+	.trywait = mbx_trywait,
 	.domain2 = domain2,
 };
 

@@ -36,6 +36,8 @@ static inline void doorbell(struct mbx_seg_hdr *h)
 	if (atomic_load_explicit(&h->sleepers, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 		mbu_futex_wake(&h->doorbell);
+		if (atomic_load_explicit(&h->fd_armed, memory_order_acquire))
+			mbx_wake_send(h->wake_name);
 	}
 }
 
@@ -2066,6 +2068,8 @@ void mbx_ep_progress(struct mbx_ep *ep)
 
 	if (__builtin_expect(!ep->enabled, 0))
 		return;
+	if (__builtin_expect(ep->armed, 0))
+		mbx_ep_disarm(ep);	/* the caller is back from its descriptors */
 	if (atomic_load_explicit(&ep->seg->claims, memory_order_relaxed) != ep->claims_seen)
 		discover_slots(ep);
 	n = ep->nrx;
@@ -2177,6 +2181,11 @@ static bool work_visible(struct mbx_ep *ep)
 			return true;
 	}
 	return false;
+}
+
+bool mbx_ep_work_visible(struct mbx_ep *ep)
+{
+	return work_visible(ep);
 }
 
 /* Called with the domain lock held; drops it while asleep. */

@@ -32,7 +32,7 @@
 #include "mbu_ring.h"
 
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
-#define MBX_SEG_VERSION	3u
+#define MBX_SEG_VERSION	4u
 #define MBX_WIRE_MAGIC	0x6d62u
 #define MBX_WIRE_VERSION 4u
 #define MBX_FRAME_KIND	1u
@@ -178,6 +178,11 @@ struct mbx_seg_hdr {
 	/* The owner has a CQ or counter that sleeps (set at enable, then fixed):
 	 * only then must senders pay the fence and look for sleepers. */
 	_Atomic uint32_t waitable;
+	/* The owner sleeps in a file descriptor (after fi_trywait): senders
+	 * also send a byte to its wake socket, named here (abstract
+	 * AF_UNIX, NUL-terminated, written before waitable is set). */
+	_Atomic uint32_t fd_armed;
+	char wake_name[48];
 	_Alignas(64) _Atomic uint32_t doorbell;
 	_Atomic uint32_t sleepers;
 	_Alignas(64) _Atomic uint32_t nslots_used;	/* highest slot ever claimed + 1 */

@@ -3,6 +3,8 @@
  * negative error and no side effect. Layered fixtures as in libfabric's cxi
  * tests: getinfo -> fabric -> domain -> av/cq -> enabled endpoint (whose own
  * address is in its AV, so it can send to itself). */
+#include <poll.h>
+
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -359,4 +361,29 @@ Test(ep, poll_set)
 	cr_assert_eq(fi_poll_del(ps, &cq->fid, 0), -FI_ENOENT);
 	cr_assert_eq(fi_close(&ps->fid), 0);
 	cr_assert_eq(fi_close(&cntr->fid), 0);
+}
+
+/* FI_GETWAIT on a FI_WAIT_UNSPEC CQ: a descriptor that fi_trywait lets the
+ * caller sleep on, readable once a send to ourselves arrives. */
+Test(ep, trywait_and_descriptor)
+{
+	struct fid_fabric *fab = fabric;
+	struct fid *fids[1] = { &cq->fid };
+	struct fi_cq_tagged_entry e;
+	char out[8] = "x", in[8];
+	struct pollfd p = { .events = POLLIN };
+	int fd = -1;
+
+	cr_assert_eq(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
+	cr_assert(fd >= 0);
+	cr_assert_eq(fi_trywait(fab, fids, 1), 0, "nothing to do: sleeping is safe");
+	p.fd = fd;
+	cr_assert_eq(poll(&p, 1, 0), 0, "not readable with nothing there");
+	cr_assert_eq(fi_trecv(ep, in, sizeof(in), NULL, self, 9, 0, in), 0);
+	cr_assert_eq(fi_tsend(ep, out, 2, NULL, self, 9, out), 0);
+	cr_assert_eq(fi_trywait(fab, fids, 1), -FI_EAGAIN, "completions to read first");
+	while (fi_cq_read(cq, &e, 1) != -FI_EAGAIN)
+		;
+	cr_assert_eq(fi_trywait(fab, fids, 1), 0);
+	cr_assert_eq(fi_trywait(fab, NULL, 1), -FI_EINVAL);
 }

@@ -304,6 +304,12 @@ static void bind_cntr(struct ftx_cs *cs)
 	CHK(fi_ep_bind(cs->ep, &wcntr->fid, FI_WRITE));
 }
 
+static void unbind_cntr(struct ftx_cs *cs)
+{
+	(void)cs;
+	CHK(fi_close(&wcntr->fid));
+}
+
 /* Both sides add 1 to the counter ADDS times; their old values must rise. */
 static void adds(struct ftx_cs *cs, fi_addr_t target, uint64_t addr, uint64_t key, void *desc)
 {
@@ -358,9 +364,9 @@ static void server(void)
 	msg = MSG_ADDS_DONE;
 	ftx_cs_send(&cs, &msg, sizeof(msg));
 	ftx_cs_recv(&cs, &msg, sizeof(msg));	/* BYE: the client has read everything */
-	fi_close(&mr->fid);
+	CHK(fi_close(&mr->fid));
+	cs.after_ep = unbind_cntr;
 	ftx_cs_close(&cs);
-	fi_close(&wcntr->fid);
 	free(region);
 	printf("server: ok\n");
 }
@@ -527,9 +533,9 @@ static void client(void)
 	}
 	msg = MSG_BYE;
 	ftx_cs_send(&c->cs, &msg, sizeof(msg));
-	fi_close(&c->mr->fid);
+	CHK(fi_close(&c->mr->fid));
+	c->cs.after_ep = unbind_cntr;
 	ftx_cs_close(&c->cs);
-	fi_close(&wcntr->fid);
 	printf("client: every result and the region match the model; %d fetch-adds from each side "
 	       "counted: ok\n", ADDS);
 	free(c->model);

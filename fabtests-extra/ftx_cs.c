@@ -201,10 +201,14 @@ void ftx_cs_open(struct ftx_cs *cs, struct fi_info *hints, const char *src, cons
 
 void ftx_cs_close(struct ftx_cs *cs)
 {
-	fi_close(&cs->ep->fid);
-	fi_close(&cs->cq->fid);
-	fi_close(&cs->av->fid);
-	fi_close(&cs->dom->fid);
-	fi_close(&cs->fab->fid);
+	CHK(fi_close(&cs->ep->fid));
+	if (cs->after_ep)
+		cs->after_ep(cs);
+	CHK(fi_close(&cs->cq->fid));
+	CHK(fi_close(&cs->av->fid));
+	CHK(fi_close(&cs->dom->fid));
+	if (cs->before_fabric)
+		cs->before_fabric(cs);
+	CHK(fi_close(&cs->fab->fid));
 	fi_freeinfo(cs->info);
 }

@@ -58,6 +58,11 @@ struct ftx_cs {
 	/* Optional: adjusts the CQ's attributes (a wait object, a wait set
 	 * opened on cs->fab) before it is opened. */
 	void (*cq_hook)(struct ftx_cs *cs, struct fi_cq_attr *attr);
+	/* Optional, at close: objects of the program's own that hold the
+	 * domain (counters, MRs), closed once the endpoint is; and those
+	 * that hold the fabric (a wait set), once the domain is. */
+	void (*after_ep)(struct ftx_cs *cs);
+	void (*before_fabric)(struct ftx_cs *cs);
 	void *user;
 	char ctl_rx[2][256], ctl_tx[256];
 	bool ctl_done[2];
@@ -70,6 +75,7 @@ struct ftx_cs {
  * fi_enable, for a program's counters. */
 void ftx_cs_open(struct ftx_cs *cs, struct fi_info *hints, const char *src, const char *port,
 		 const char *dst, void (*before_enable)(struct ftx_cs *cs));
+/* Closes everything, checking each close (a busy object is a bug). */
 void ftx_cs_close(struct ftx_cs *cs);
 /* One completion (within 10 s): 1 with *e filled, or FAIL. */
 void ftx_cs_next(struct ftx_cs *cs, struct fi_cq_err_entry *e);

@@ -133,6 +133,15 @@ static void server_bind(struct ftx_cs *cs)
 	CHK(fi_ep_bind(cs->ep, &ep_rr_cntr->fid, FI_REMOTE_READ));
 }
 
+static void server_unbind(struct ftx_cs *cs)
+{
+	(void)cs;
+	if (events) {
+		CHK(fi_close(&ep_rw_cntr->fid));
+		CHK(fi_close(&ep_rr_cntr->fid));
+	}
+}
+
 static void server_other(struct ftx_cs *cs, const struct fi_cq_err_entry *e)
 {
 	/* fi_cq(3) asks for FI_RMA too; tcp;ofi_rxm (1.17) sets only
@@ -251,14 +260,11 @@ static void server(void)
 	}
 	ftx_cs_send(&cs, &vm, sizeof(vm));
 	for (i = 0; i < 3; i++)
-		fi_close(&mr[i]->fid);
+		CHK(fi_close(&mr[i]->fid));
 	if (mr_cntr)
-		fi_close(&mr_cntr->fid);
+		CHK(fi_close(&mr_cntr->fid));
+	cs.after_ep = server_unbind;
 	ftx_cs_close(&cs);
-	if (events) {
-		fi_close(&ep_rw_cntr->fid);
-		fi_close(&ep_rr_cntr->fid);
-	}
 	free(rw);
 	free(ro);
 	free(wo);
@@ -295,6 +301,13 @@ static void client_bind(struct ftx_cs *cs)
 	CHK(fi_cntr_open(cs->dom, &ca, &cl_rc, NULL));
 	CHK(fi_ep_bind(cs->ep, &cl_wc->fid, FI_WRITE));
 	CHK(fi_ep_bind(cs->ep, &cl_rc->fid, FI_READ));
+}
+
+static void client_unbind(struct ftx_cs *cs)
+{
+	(void)cs;
+	CHK(fi_close(&cl_wc->fid));
+	CHK(fi_close(&cl_rc->fid));
 }
 
 static void check_entry(struct client *c, const struct fi_cq_err_entry *e, bool write,
@@ -594,12 +607,11 @@ static void client_run(void)
 	ftx_cs_send(&c->cs, &c->dm, sizeof(c->dm));
 	ftx_cs_recv(&c->cs, &vm, sizeof(vm));
 	if (c->out_mr) {
-		fi_close(&c->out_mr->fid);
-		fi_close(&c->in_mr->fid);
+		CHK(fi_close(&c->out_mr->fid));
+		CHK(fi_close(&c->in_mr->fid));
 	}
+	c->cs.after_ep = client_unbind;
 	ftx_cs_close(&c->cs);
-	fi_close(&cl_wc->fid);
-	fi_close(&cl_rc->fid);
 	if (vm.kind != MSG_VERDICT || !vm.ok)
 		FAIL("the server says: %s", vm.kind == MSG_VERDICT ? vm.why : "(no verdict)");
 	printf("client: %llu writes, %llu reads, %llu refused: ok\n",

@@ -58,6 +58,19 @@ static void bind_cntr(struct ftx_cs *cs)
 	CHK(fi_ep_bind(cs->ep, &rxc->fid, FI_RECV));
 }
 
+static void close_cntr(struct ftx_cs *cs)
+{
+	(void)cs;
+	CHK(fi_close(&rxc->fid));
+}
+
+static void close_set(struct ftx_cs *cs)
+{
+	(void)cs;
+	if (wset)
+		CHK(fi_close(&wset->fid));
+}
+
 /* Sleeps until the next control message may be there; 1 if it slept. */
 static int sleep_once(struct ftx_cs *cs, int epfd, int k)
 {
@@ -88,7 +101,7 @@ static int sleep_once(struct ftx_cs *cs, int epfd, int k)
 
 static void server(void)
 {
-	struct ftx_cs cs = { .cq_hook = cq_hook };
+	struct ftx_cs cs = { .cq_hook = cq_hook, .after_ep = close_cntr, .before_fabric = close_set };
 	struct msg m, done = { .kind = MSG_DONE };
 	int epfd = -1, fd, k = 0;
 
@@ -134,9 +147,6 @@ static void server(void)
 	if (done.slept < (uint32_t)nmsg / 2)
 		FAIL("slept only %u times for %d messages 20 ms apart", done.slept, nmsg);
 	ftx_cs_close(&cs);
-	fi_close(&rxc->fid);
-	if (wset)
-		fi_close(&wset->fid);
 	if (epfd >= 0)
 		close(epfd);
 	printf("server (%s): %d messages, slept %u times, none lost: ok\n", mode, nmsg, done.slept);
@@ -144,7 +154,7 @@ static void server(void)
 
 static void client(void)
 {
-	struct ftx_cs cs = { .cq_hook = cq_hook };
+	struct ftx_cs cs = { .cq_hook = cq_hook, .after_ep = close_cntr, .before_fabric = close_set };
 	struct msg m = { .kind = MSG_PING };
 
 	ftx_cs_open(&cs, hints, src, port, dst, bind_cntr);
@@ -162,9 +172,6 @@ static void client(void)
 		FAIL("reply of kind %u", m.kind);
 	ftx_cs_send(&cs, &m, sizeof(m));
 	ftx_cs_close(&cs);
-	fi_close(&rxc->fid);
-	if (wset)
-		fi_close(&wset->fid);
 	printf("client: %d messages sent, the server slept %u times: ok\n", nmsg, m.slept);
 }
 

@@ -181,6 +181,9 @@ struct mbx_domain {
 	uint64_t next_key;
 	uint64_t mr_mode;
 	struct mbx_mr_table mrs;
+	/* Every endpoint, under the lock: a counter bound only to a region
+	 * (FI_RMA_EVENT) progresses them all while it is read. */
+	struct mbu_dlist eps;
 };
 
 struct mbx_mr {
@@ -327,6 +330,8 @@ void mbx_cq_write_err(struct mbx_cq *cq, void *context, uint64_t flags, int err,
 		      size_t len, size_t olen, uint64_t tag, uint64_t data, void *buf,
 		      fi_addr_t src);
 void mbx_progress_cq_eps(struct mbx_ep **eps, int n);
+/* A counter's endpoints, or the domain's when it has none of its own. */
+void mbx_cntr_progress_locked(struct mbx_cntr *c);
 
 static inline int mbx_cq_write(struct mbx_cq *cq, void *context, uint64_t flags,
 			       size_t len, void *buf, uint64_t data, uint64_t tag,
@@ -510,6 +515,7 @@ struct mbx_ctrl {
 struct mbx_ep {
 	struct fid_ep ep;
 	struct mbx_domain *dom;
+	struct mbu_dlist dom_link;
 	struct mbx_av *av;
 	struct mbx_cq *tx_cq, *rx_cq;
 	struct mbx_cntr *tx_cntr, *rx_cntr;

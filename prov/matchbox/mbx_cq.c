@@ -389,10 +389,23 @@ static struct fi_ops cntr_fi_ops = {
 	.ops_set = mbx_no_ops_set,
 };
 
+void mbx_cntr_progress_locked(struct mbx_cntr *c)
+{
+	struct mbu_dlist *it;
+
+	if (c->neps) {
+		mbx_progress_cq_eps(c->eps, c->neps);
+		return;
+	}
+	/* Bound to regions only: their accesses arrive at any endpoint. */
+	mbu_dlist_foreach(&c->dom->eps, it)
+		mbx_ep_progress(mbu_container_of(it, struct mbx_ep, dom_link));
+}
+
 static void cntr_progress(struct mbx_cntr *c)
 {
 	mbx_lock(c->dom);
-	mbx_progress_cq_eps(c->eps, c->neps);
+	mbx_cntr_progress_locked(c);
 	mbx_unlock(c->dom);
 }
 
@@ -443,8 +456,8 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 	uint64_t deadline = timeout >= 0 ? start + (uint64_t)timeout * 1000000ULL : UINT64_MAX;
 	uint64_t errs = atomic_load(&c->err);
 
-	if (c->wait_obj == FI_WAIT_NONE)
-		return -FI_EINVAL;
+	/* FI_WAIT_NONE: polled, never asleep (libfabric's own counters and
+	 * the programs written against them, fabtests' fi_multi_mr, do so). */
 	for (;;) {
 		uint64_t now;
 
@@ -456,7 +469,7 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 		now = mbu_now_ns();
 		if (now >= deadline)
 			return -FI_ETIMEDOUT;
-		if (now - start < spin || !c->neps)
+		if (now - start < spin || !c->neps || c->wait_obj == FI_WAIT_NONE)
 			continue;
 		mbx_lock(c->dom);
 		if (c->neps)

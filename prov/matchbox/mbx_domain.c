@@ -107,6 +107,7 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     info->domain_attr->threading == FI_THREAD_UNSPEC;
 	d->fab = fab;
 	/* FI_MR_BASIC (the old API) means provider keys and virtual addresses. */
+	mbu_dlist_init(&d->eps);
 	d->mr_mode = !info->domain_attr ? 0 :
 		     info->domain_attr->mr_mode == FI_MR_BASIC ?
 		     FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED :

@@ -189,6 +189,7 @@ static int ep_close(struct fid *fid)
 	free(ep->tx_free);
 	free(ep->fiaddr_peer);
 	seg_destroy(ep);
+	mbu_dlist_remove(&ep->dom_link);
 	mbx_unlock(d);
 	fi_freeinfo(ep->info);
 	atomic_fetch_sub(&d->refs, 1);
@@ -751,6 +752,9 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->ep.rma = &mbx_rma_ops;
 	ep->ep.atomic = &mbx_atomic_ops;
 	ep->ep.collective = &mbx_coll_ops;
+	mbx_lock(d);
+	mbu_dlist_insert_tail(&ep->dom_link, &d->eps);
+	mbx_unlock(d);
 	atomic_fetch_add(&d->refs, 1);
 	*fep = &ep->ep;
 	return 0;

@@ -106,7 +106,7 @@ static int poll_run(struct fid_poll *fp, void **context, int count)
 			struct mbx_cntr *c = mbu_container_of(ps->m[i], struct mbx_cntr, cntr.fid);
 			uint64_t now;
 
-			mbx_progress_cq_eps(c->eps, c->neps);
+			mbx_cntr_progress_locked(c);
 			now = cntr_sum(c);
 			if (now != ps->seen[i]) {
 				ps->seen[i] = now;

@@ -212,7 +212,7 @@ static int member_ready(struct fid *f, uint64_t *seen)
 		uint64_t now;
 
 		mbx_lock(c->dom);
-		mbx_progress_cq_eps(c->eps, c->neps);
+		mbx_cntr_progress_locked(c);
 		mbx_unlock(c->dom);
 		now = atomic_load(&c->value) + atomic_load(&c->err);
 		if (now == *seen)

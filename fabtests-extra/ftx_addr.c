@@ -15,34 +15,10 @@
  * removed fi_addr_t and fi_av_lookup of it fail at once (unless -R), inserts the same
  * address again and sends -N more; the server checks it got every sequence
  * number exactly once. Exit status 0 on success. */
-#include <errno.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-
-#define FAIL(...)							\
-	do {								\
-		fprintf(stderr, "%s FAIL line %d: ", role, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		exit(1);						\
-	} while (0)
-#define CHK(call)							\
-	do {								\
-		int rc_ = (int)(call);					\
-		if (rc_)						\
-			FAIL("%s: %s", #call, fi_strerror(-rc_));	\
-	} while (0)
+#include "ftx_cs.h"
 
 enum { MSG_NAME = 1, MSG_REPLY, MSG_SEQ, MSG_BYE };
 #define NAME_MAX_LEN 128
@@ -55,19 +31,10 @@ struct msg {
 	char name[NAME_MAX_LEN];
 };
 
-static const char *role = "?";
 static const char *prov = "matchbox", *src, *port = "9233", *dst;
 static uint32_t fmt = FI_ADDR_STR;
 static int nseq = 64;
 static bool probe_removed = true;	/* -R: no send to, or lookup of, a removed address */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static const char *port_plus(int k)
 {
@@ -96,10 +63,10 @@ static struct fi_info *hints_new(void)
 static void *wait_cq(struct fid_cq *cq, int *err)
 {
 	struct fi_cq_msg_entry e;
-	double end = now() + 10;
+	double end = ftx_now() + 10;
 
 	*err = 0;
-	while (now() < end) {
+	while (ftx_now() < end) {
 		ssize_t n = fi_cq_read(cq, &e, 1);
 
 		if (n == 1)
@@ -120,9 +87,9 @@ static void *wait_cq(struct fid_cq *cq, int *err)
 static void post_send(struct fid_ep *ep, struct fid_cq *poll, struct msg *m, fi_addr_t to)
 {
 	ssize_t ret;
-	double end = now() + 10;
+	double end = ftx_now() + 10;
 
-	while ((ret = fi_send(ep, m, sizeof(*m), NULL, to, m)) == -FI_EAGAIN && now() < end) {
+	while ((ret = fi_send(ep, m, sizeof(*m), NULL, to, m)) == -FI_EAGAIN && ftx_now() < end) {
 		struct fi_cq_msg_entry e;
 
 		(void)fi_cq_read(poll, &e, 0);
@@ -146,11 +113,11 @@ static void server(void)
 	fi_addr_t client[2] = { FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL };
 	int done = 0, got = 0, err, k;
 
-	role = "server";
+	ftx_role = "server";
 	for (k = 0; k < 2; k++) {
 		struct fi_info *h = hints_new();
 
-		CHK(fi_getinfo(FI_VERSION(1, 17), src, port_plus(k), FI_SOURCE, h, &info[k]));
+		info[k] = ftx_cs_getinfo(h, src, port_plus(k), NULL);
 		fi_freeinfo(h);
 		if (!info[k]->src_addr)
 			FAIL("fi_getinfo(FI_SOURCE) left src_addr unset");
@@ -257,18 +224,8 @@ static void client(void)
 	int err, k, i, replies = 0;
 	void *c;
 
-	role = "client";
-	if (src) {
-		struct fi_info *s;
-
-		/* As fabtests do: the source from fi_getinfo(FI_SOURCE). */
-		CHK(fi_getinfo(FI_VERSION(1, 17), src, NULL, FI_SOURCE, h, &s));
-		h->src_addr = malloc(s->src_addrlen);
-		memcpy(h->src_addr, s->src_addr, s->src_addrlen);
-		h->src_addrlen = s->src_addrlen;
-		fi_freeinfo(s);
-	}
-	CHK(fi_getinfo(FI_VERSION(1, 17), dst, port, 0, h, &info));
+	ftx_role = "client";
+	info = ftx_cs_getinfo(h, src, port, dst);
 	if (!info->dest_addr || !info->src_addr)
 		FAIL("fi_getinfo(node, service) left dest_addr or src_addr unset");
 	CHK(fi_fabric(info->fabric_attr, &fab, NULL));

@@ -137,6 +137,30 @@ void ftx_cs_recv(struct ftx_cs *cs, void *buf, size_t len)
 	recv_within(cs, buf, len, 10);
 }
 
+struct fi_info *ftx_cs_getinfo(struct fi_info *hints, const char *src, const char *port,
+			       const char *dst)
+{
+	struct fi_info *info;
+
+	if (!dst) {
+		CHK(fi_getinfo(FI_VERSION(1, 17), src, port, FI_SOURCE, hints, &info));
+		return info;
+	}
+	if (src) {
+		struct fi_info *s;
+
+		/* As fabtests do: the source from fi_getinfo(FI_SOURCE). */
+		CHK(fi_getinfo(FI_VERSION(1, 17), src, NULL, FI_SOURCE, hints, &s));
+		hints->src_addr = malloc(s->src_addrlen);
+		memcpy(hints->src_addr, s->src_addr, s->src_addrlen);
+		hints->src_addrlen = s->src_addrlen;
+		hints->addr_format = s->addr_format;
+		fi_freeinfo(s);
+	}
+	CHK(fi_getinfo(FI_VERSION(1, 17), dst, port, 0, hints, &info));
+	return info;
+}
+
 struct hello {
 	uint32_t len;
 	char name[200];
@@ -154,21 +178,7 @@ void ftx_cs_open(struct ftx_cs *cs, struct fi_info *hints, const char *src, cons
 	ftx_role = cs->server ? "server" : "client";
 	cs->peer = FI_ADDR_NOTAVAIL;
 	cs->ctl_next = 0;
-	if (cs->server) {
-		CHK(fi_getinfo(FI_VERSION(1, 17), src, port, FI_SOURCE, hints, &cs->info));
-	} else {
-		if (src) {
-			struct fi_info *s;
-
-			CHK(fi_getinfo(FI_VERSION(1, 17), src, NULL, FI_SOURCE, hints, &s));
-			hints->src_addr = malloc(s->src_addrlen);
-			memcpy(hints->src_addr, s->src_addr, s->src_addrlen);
-			hints->src_addrlen = s->src_addrlen;
-			hints->addr_format = s->addr_format;
-			fi_freeinfo(s);
-		}
-		CHK(fi_getinfo(FI_VERSION(1, 17), dst, port, 0, hints, &cs->info));
-	}
+	cs->info = ftx_cs_getinfo(hints, src, port, dst);
 	fi_freeinfo(hints);
 	CHK(fi_fabric(cs->info->fabric_attr, &cs->fab, NULL));
 	CHK(fi_domain(cs->fab, cs->info, &cs->dom, NULL));

@@ -69,6 +69,11 @@ struct ftx_cs {
 	int ctl_next;
 };
 
+/* fi_getinfo the fabtests way: a server's (dst NULL) FI_SOURCE at
+ * src:port; a client's dest_addr for dst:port, bound at src if given
+ * (hints gains that source). FAILs if there is none. */
+struct fi_info *ftx_cs_getinfo(struct fi_info *hints, const char *src, const char *port,
+			       const char *dst);
 /* Opens everything for `hints` (consumed) and exchanges hellos. dst == NULL
  * makes a server bound at src:port; otherwise a client of dst:port (bound
  * at src if given). `before_enable` (may be NULL) runs between the binds and

@@ -615,6 +615,19 @@ struct mbx_rma_req {
 	size_t res_cnt, cmp_cnt;
 };
 ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rma_req *r);
+/* A checked RMA or atomic operation to `dest`, under the domain lock
+ * (mbx_rma.c); progress is made if the ring is full. */
+ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req *r);
+
+/* The op flags a data call goes on with: a CQ entry is written unless this
+ * is an inject, or completions are selective and the caller did not ask
+ * for this one. */
+static inline uint64_t mbx_comp_flags(const struct mbx_ep *ep, uint64_t flags, bool inject_call)
+{
+	if (inject_call || (ep->tx_selective && !(flags & FI_COMPLETION)))
+		return flags & ~(uint64_t)FI_COMPLETION;
+	return flags | FI_COMPLETION;
+}
 int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *peer);
 ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *peer, const struct iovec *iov,
 		       size_t cnt, size_t len, uint64_t tag, uint64_t data, void *context,

@@ -45,8 +45,6 @@ static ssize_t atomic_common(struct mbx_ep *ep, enum mbu_atomic_kind kind,
 	struct iovec iov[MBX_IOV_LIMIT], civ[MBX_IOV_LIMIT], riv[MBX_IOV_LIMIT];
 	struct fi_rma_iov rma[MBX_IOV_LIMIT];
 	size_t es, n, m, i;
-	struct mbx_peer *p;
-	ssize_t ret;
 
 	if (flags & ~(uint64_t)MBX_ATOMIC_FLAGS)
 		return -FI_EBADFLAGS;
@@ -82,27 +80,15 @@ static ssize_t atomic_common(struct mbx_ep *ep, enum mbu_atomic_kind kind,
 		return -FI_EOPNOTSUPP;
 	if (__builtin_expect(!ep->enabled, 0))
 		return -FI_EOPBADSTATE;
-	if (inject_call || (ep->tx_selective && !(flags & FI_COMPLETION)))
-		flags &= ~(uint64_t)FI_COMPLETION;
-	else
-		flags |= FI_COMPLETION;
-	mbx_lock(ep->dom);
-	p = mbx_peer_of(ep, msg->addr);
-	if (!p)
-		ret = -FI_EADDRNOTAVAIL;
-	else
-		ret = mbx_proto_rma(ep, p, &(struct mbx_rma_req){
-			.op = MBX_OP_ATOMIC, .iov = iov, .cnt = msg->iov_count, .len = n * es,
-			.riov = rma, .rcnt = msg->rma_iov_count, .data = msg->data,
-			.context = msg->context, .opflags = flags,
-			.cqdata = (flags & FI_REMOTE_CQ_DATA) != 0, .akind = (uint8_t)kind,
-			.aop = (uint8_t)msg->op, .adt = (uint8_t)msg->datatype, .res = riv,
-			.res_cnt = kind != MBU_ATOMIC_PLAIN ? rescnt : 0, .cmp = civ,
-			.cmp_cnt = kind == MBU_ATOMIC_COMPARE ? ccnt : 0 });
-	if (ret == -FI_EAGAIN)
-		mbx_ep_progress(ep);
-	mbx_unlock(ep->dom);
-	return ret;
+	flags = mbx_comp_flags(ep, flags, inject_call);
+	return mbx_rma_post(ep, msg->addr, &(struct mbx_rma_req){
+		.op = MBX_OP_ATOMIC, .iov = iov, .cnt = msg->iov_count, .len = n * es,
+		.riov = rma, .rcnt = msg->rma_iov_count, .data = msg->data,
+		.context = msg->context, .opflags = flags,
+		.cqdata = (flags & FI_REMOTE_CQ_DATA) != 0, .akind = (uint8_t)kind,
+		.aop = (uint8_t)msg->op, .adt = (uint8_t)msg->datatype, .res = riv,
+		.res_cnt = kind != MBU_ATOMIC_PLAIN ? rescnt : 0, .cmp = civ,
+		.cmp_cnt = kind == MBU_ATOMIC_COMPARE ? ccnt : 0 });
 }
 
 /* The short forms: one local buffer, one remote segment. */

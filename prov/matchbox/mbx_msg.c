@@ -93,12 +93,7 @@ static ssize_t send_common(struct mbx_ep *ep, const struct iovec *iov, size_t cn
 		return -FI_EOPNOTSUPP;
 	if (__builtin_expect(!ep->enabled, 0))
 		return -FI_EOPBADSTATE;
-	/* A CQ entry is written unless this is an inject, or completions are
-	 * selective and the caller did not ask for this one. */
-	if (inject_call || (ep->tx_selective && !(flags & FI_COMPLETION)))
-		flags &= ~(uint64_t)FI_COMPLETION;
-	else
-		flags |= FI_COMPLETION;
+	flags = mbx_comp_flags(ep, flags, inject_call);
 	mbx_lock(ep->dom);
 	p = mbx_peer_of(ep, dest);
 	if (!p)

@@ -19,9 +19,7 @@ static ssize_t rma_common(struct mbx_ep *ep, bool write, const struct iovec *iov
 			  const struct fi_rma_iov *riov, size_t rcnt, fi_addr_t dest,
 			  uint64_t data, void *context, uint64_t flags, bool inject_call)
 {
-	struct mbx_peer *p;
 	size_t len = 0, rlen = 0, i;
-	ssize_t ret;
 
 	if (flags & ~(uint64_t)MBX_RMA_FLAGS)
 		return -FI_EBADFLAGS;
@@ -47,19 +45,21 @@ static ssize_t rma_common(struct mbx_ep *ep, bool write, const struct iovec *iov
 		return -FI_EOPNOTSUPP;
 	if (__builtin_expect(!ep->enabled, 0))
 		return -FI_EOPBADSTATE;
-	if (inject_call || (ep->tx_selective && !(flags & FI_COMPLETION)))
-		flags &= ~(uint64_t)FI_COMPLETION;
-	else
-		flags |= FI_COMPLETION;
+	flags = mbx_comp_flags(ep, flags, inject_call);
+	return mbx_rma_post(ep, dest, &(struct mbx_rma_req){
+		.op = write ? MBX_OP_WRITE : MBX_OP_READ, .iov = iov, .cnt = cnt, .len = len,
+		.riov = riov, .rcnt = rcnt, .data = data, .context = context, .opflags = flags,
+		.cqdata = write && (flags & FI_REMOTE_CQ_DATA) });
+}
+
+ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req *r)
+{
+	struct mbx_peer *p;
+	ssize_t ret;
+
 	mbx_lock(ep->dom);
 	p = mbx_peer_of(ep, dest);
-	if (!p)
-		ret = -FI_EADDRNOTAVAIL;
-	else
-		ret = mbx_proto_rma(ep, p, &(struct mbx_rma_req){
-			.op = write ? MBX_OP_WRITE : MBX_OP_READ, .iov = iov, .cnt = cnt,
-			.len = len, .riov = riov, .rcnt = rcnt, .data = data, .context = context,
-			.opflags = flags, .cqdata = write && (flags & FI_REMOTE_CQ_DATA) });
+	ret = p ? mbx_proto_rma(ep, p, r) : -FI_EADDRNOTAVAIL;
 	if (ret == -FI_EAGAIN)
 		mbx_ep_progress(ep);
 	mbx_unlock(ep->dom);

@@ -69,6 +69,15 @@ struct fi_matchbox_net_stats {
 	 * for that reason, as over tcp/udp, where a connection would carry
 	 * none of the small messages that datagrams carry faster. */
 	uint64_t busy_threshold;
+	/* The registration cache of large sends' data for the peer's fi_read
+	 * (FI_MATCHBOX_MR_CACHE_MAX_COUNT/_SIZE): lookups that found a
+	 * registration, ones that made one, registrations made for one use
+	 * (no memory monitor, or memory it cannot watch), and registrations
+	 * dropped because their memory was unmapped or given back. */
+	uint64_t mr_cache_hits;
+	uint64_t mr_cache_misses;
+	uint64_t mr_cache_uncached;
+	uint64_t mr_cache_invalidated;
 };
 
 #ifdef __cplusplus

@@ -87,6 +87,8 @@ struct mbx_params {
 	size_t net_tries;
 	bool net_rma;
 	size_t net_rma_chunk;
+	size_t mr_cache_max_count;	/* 0: no registration cache */
+	size_t mr_cache_max_size;
 	bool net_small_dgram;
 	size_t resolve_ms;
 };
@@ -456,6 +458,7 @@ struct mbx_tx {
 	struct iovec res_iov[MBX_IOV_LIMIT], cmp_iov[MBX_IOV_LIMIT];
 	size_t res_cnt, cmp_cnt;
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
+	struct mbu_rcache_entry *rce;	/* ... or the cached registration holding it */
 	/* copy path */
 	uint64_t bulk_base;
 	size_t want, streamed;
@@ -487,6 +490,7 @@ struct mbx_rx {
 	size_t rd_next;		/* first byte not yet asked for */
 	uint32_t rd_pending;	/* reads in flight */
 	uint32_t rd_key;
+	uint64_t rd_base;	/* where the message starts in that registration */
 	bool rd_failed;
 	uint64_t cflags;	/* extra completion flags (FI_MULTI_RECV) */
 };

@@ -442,8 +442,8 @@ static int ep_getopt(fid_t fid, int level, int name, void *val, size_t *len)
 		*len = sizeof(struct fi_matchbox_stats);
 		return 0;
 	case FI_MATCHBOX_OPT_NET_STATS: {
-		/* A caller built before busy_threshold was added passes the
-		 * older size and gets the fields it knows. */
+		/* A caller built against an older header passes the older
+		 * size and gets the fields it knows. */
 		size_t known = offsetof(struct fi_matchbox_net_stats, busy_threshold);
 		struct fi_matchbox_net_stats ns;
 
@@ -452,7 +452,7 @@ static int ep_getopt(fid_t fid, int level, int name, void *val, size_t *len)
 		mbx_lock(ep->dom);
 		mbx_net_stats(ep, &ns);
 		mbx_unlock(ep->dom);
-		*len = *len < sizeof(ns) ? known : sizeof(ns);
+		*len = *len < sizeof(ns) ? *len - *len % sizeof(uint64_t) : sizeof(ns);
 		memcpy(val, &ns, *len);
 		return 0;
 	}

@@ -39,6 +39,8 @@ struct mbx_params mbx_param = {
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
+	.mr_cache_max_count = 1024,
+	.mr_cache_max_size = (size_t)1 << 30,
 	.resolve_ms = 5000,
 };
 
@@ -99,6 +101,12 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
 			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
 			mbx_param.net_rma_chunk);
+	fi_param_define(&mbx_prov, "mr_cache_max_count", FI_PARAM_SIZE_T,
+			"Registrations of large sends' data (for the peer's fi_read) kept for reuse per endpoint, watched by a userfaultfd monitor; 0 turns the cache off (default: %zu)",
+			mbx_param.mr_cache_max_count);
+	fi_param_define(&mbx_prov, "mr_cache_max_size", FI_PARAM_SIZE_T,
+			"Bytes of memory the registration cache keeps registered per endpoint (default: %zu)",
+			mbx_param.mr_cache_max_size);
 	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
 			"Attempts before a silent peer is declared lost (default: %zu)",
 			mbx_param.net_tries);
@@ -131,6 +139,8 @@ static void net_params(void)
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
 	get_size("net_tries", &mbx_param.net_tries, 1, 64);
 	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 4096, (size_t)1 << 30);
+	get_size("mr_cache_max_count", &mbx_param.mr_cache_max_count, 0, (size_t)1 << 24);
+	get_size("mr_cache_max_size", &mbx_param.mr_cache_max_size, 4096, SIZE_MAX);
 	/* A net peer's staging ring (private memory, touched only as frames
 	 * pass, and given back when empty) holds two of the largest frames. */
 	mbx_param.net_ring_size = mbx_param.ring_size;

@@ -26,6 +26,7 @@
 #include "mbu_credit.h"
 #include "mbu_futex.h"
 #include "mbu_iov.h"
+#include "mbu_rcache.h"
 #include "mbu_rel.h"
 
 /* libfabric 1.17's internal flag that lets a provider find core providers
@@ -227,6 +228,7 @@ struct mbx_net {
 	uint32_t busy_threshold;	/* messages that make a peer busy; 0: never */
 	bool lo_used;			/* a low connection was ever started */
 	uint32_t mr_key;		/* last memory key handed out */
+	struct mbu_rcache rc;		/* registrations of large sends' data */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	uint64_t av_gen, last_tick, last_scan;
@@ -1528,14 +1530,64 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 
 /* ---- rendezvous by fi_read ---- */
 
-int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov, size_t cnt,
-		    struct fid_mr **mr, uint32_t *key)
+/* The registration cache's side of the core: a range registered for the
+ * peers' fi_read, under a key of ours (the core's keys are the caller's,
+ * FI_MR_SCALABLE style; 32 bits fit the RTS, and a key is never reused
+ * while its registration could still be live). */
+static int rc_reg(void *arg, void *addr, size_t len, void **handle)
+{
+	struct mbx_net *n = arg;
+	struct iovec iov = { addr, len };
+	struct fid_mr *mr;
+	int ret;
+
+	if (!++n->mr_key)
+		n->mr_key = 1;
+	ret = fi_mr_regv(n->mdom, &iov, 1, FI_REMOTE_READ, 0, n->mr_key, 0, &mr, NULL);
+	if (ret)
+		return ret;
+	*handle = mr;
+	return 0;
+}
+
+static void rc_dereg(void *arg, void *handle)
+{
+	(void)arg;
+	fi_close(&((struct fid_mr *)handle)->fid);
+}
+
+static const struct mbu_rcache_ops rc_ops = { rc_reg, rc_dereg };
+
+void mbx_net_rma_release(struct mbx_ep *ep, struct mbx_tx *tx)
+{
+	if (tx->rce)
+		mbu_rcache_put(&ep->net->rc, tx->rce);
+	tx->rce = NULL;
+	if (tx->mr)
+		fi_close(&tx->mr->fid);
+	tx->mr = NULL;
+}
+
+int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_tx *tx, uint32_t *key,
+		    uint64_t *base)
 {
 	struct mbx_net *n = ep->net;
 	struct mbx_npeer *np = p->net;
 	int ret;
 
-	if (!n || !n->rma || !np || np->failed || cnt > n->minfo->domain_attr->mr_iov_limit)
+	/* An RTS written again offers what it offered before. */
+	if (tx->rce) {
+		*key = (uint32_t)fi_mr_key(tx->rce->handle);
+		*base = (uintptr_t)tx->iov[0].iov_base - tx->rce->start;
+		return 0;
+	}
+	if (tx->mr) {
+		*key = (uint32_t)fi_mr_key(tx->mr);
+		*base = 0;
+		return 0;
+	}
+	if (!n || !n->rma || !np || np->failed ||
+	    tx->iov_cnt > n->minfo->domain_attr->mr_iov_limit)
 		return -FI_EOPNOTSUPP;
 	/* A peer on datagrams: its data needs a connection either way, and
 	 * pulling it with fi_read took 310 us a MiB where clear-to-send over
@@ -1545,17 +1597,28 @@ int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *i
 	 * datagram, it is not a busy connection: no budget declines it. */
 	if (!cl_up(&np->cl[CL_HI]))
 		np->rdv_conn = true;
-	/* Keys are chosen here (the core's keys are the caller's, FI_MR_SCALABLE
-	 * style); 32 bits fit the RTS, and a key is never reused while its
-	 * registration could still be live. */
+	/* One buffer (what MPI sends) goes through the cache; a scatter list
+	 * is registered for this send alone. */
+	if (tx->iov_cnt == 1) {
+		ret = mbu_rcache_get(&n->rc, tx->iov[0].iov_base, tx->iov[0].iov_len, &tx->rce);
+		if (!ret) {
+			*key = (uint32_t)fi_mr_key(tx->rce->handle);
+			*base = (uintptr_t)tx->iov[0].iov_base - tx->rce->start;
+			return 0;
+		}
+		tx->rce = NULL;
+	}
 	if (!++n->mr_key)
 		n->mr_key = 1;
-	ret = fi_mr_regv(n->mdom, iov, cnt, FI_REMOTE_READ, 0, n->mr_key, 0, mr, NULL);
+	ret = fi_mr_regv(n->mdom, tx->iov, tx->iov_cnt, FI_REMOTE_READ, 0, n->mr_key, 0, &tx->mr,
+			 NULL);
 	if (ret) {
 		MBX_INFO(FI_LOG_EP_DATA, "fi_mr_regv: %s; using clear-to-send\n", fi_strerror(-ret));
+		tx->mr = NULL;
 		return ret;
 	}
 	*key = n->mr_key;
+	*base = 0;
 	return 0;
 }
 
@@ -1605,7 +1668,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		b->peer = p;
 		b->rx = rx;
 		b->txid = rx->msg_id;
-		riov.addr = rx->rd_next;
+		riov.addr = rx->rd_base + rx->rd_next;
 		riov.len = len;
 		riov.key = rx->rd_key;
 		memset(&msg, 0, sizeof(msg));
@@ -1836,10 +1899,15 @@ bool mbx_net_busy(struct mbx_ep *ep)
 
 void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s)
 {
-	if (ep->net)
+	if (ep->net) {
 		*s = ep->net->st;
-	else
+		s->mr_cache_hits = ep->net->rc.st.hits;
+		s->mr_cache_misses = ep->net->rc.st.misses;
+		s->mr_cache_uncached = ep->net->rc.st.uncached;
+		s->mr_cache_invalidated = ep->net->rc.st.invalidated;
+	} else {
 		memset(s, 0, sizeof(*s));
+	}
 }
 
 /* ---- opening and closing ---- */
@@ -1939,6 +2007,7 @@ static void net_free(struct mbx_net *n)
 
 	while (!mbu_dlist_empty(&n->conns))
 		conn_free(mbu_container_of(n->conns.next, struct mbx_conn, link));
+	mbu_rcache_fini(&n->rc);
 	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
 		if (fids[i])
 			fi_close(fids[i]);
@@ -2037,6 +2106,15 @@ int mbx_net_open(struct mbx_ep *ep)
 		ret = fi_fabric(n->minfo->fabric_attr, &n->mfab, NULL);
 	if (!ret)
 		ret = fi_domain(n->mfab, n->minfo, &n->mdom, NULL);
+	if (!ret && n->rma) {
+		const char *why = NULL;
+
+		mbu_rcache_init(&n->rc, &rc_ops, n, mbx_param.mr_cache_max_count,
+				mbx_param.mr_cache_max_size);
+		MBX_INFO(FI_LOG_MR, "registration cache: %zu entries, %zu bytes, monitor %s%s%s\n",
+			 mbx_param.mr_cache_max_count, mbx_param.mr_cache_max_size,
+			 mbu_rcache_monitor(&why), why ? ": " : "", why ? why : "");
+	}
 	if (!ret)
 		ret = fi_eq_open(n->mfab, &eq_attr, &n->eq, NULL);
 	if (!ret)
@@ -2122,11 +2200,8 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)ep->stats.rdv_read,
 			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs);
 	/* Registrations of sends still waiting go before their domain. */
-	for (size_t i = 0; i < ep->tx_cap; i++) {
-		if (ep->txs[i].mr)
-			fi_close(&ep->txs[i].mr->fid);
-		ep->txs[i].mr = NULL;
-	}
+	for (size_t i = 0; i < ep->tx_cap; i++)
+		mbx_net_rma_release(ep, &ep->txs[i]);
 	while (!mbu_dlist_empty(&n->peers))
 		mbx_net_peer_fini(ep, mbu_container_of(n->peers.next, struct mbx_npeer, link)->p);
 	ep->net = NULL;

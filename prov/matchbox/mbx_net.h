@@ -36,9 +36,12 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
  * is up: the sender registers its data (key into *key), the receiver pulls
  * it (mbx_net_read_done() follows, in mbx_progress.c). Both return a
  * negative fi_errno when the path is not available now; the caller then
- * uses the clear-to-send path. */
-int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec *iov, size_t cnt,
-		    struct fid_mr **mr, uint32_t *key);
+ * uses the clear-to-send path. A registration of one buffer comes from the
+ * registration cache and may start before it: the data is at *base in it.
+ * mbx_net_rma_release() gives back what the send held. */
+int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_tx *tx, uint32_t *key,
+		    uint64_t *base);
+void mbx_net_rma_release(struct mbx_ep *ep, struct mbx_tx *tx);
 /* Posts reads of rx->rd_key from rx->rd_next on while the connection's read
  * window has room; 0 when something is in flight, all is asked for or rx
  * waits for room (a completion on the connection makes room). */

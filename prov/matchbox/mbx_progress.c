@@ -284,10 +284,8 @@ static struct mbx_tx *tx_alloc(struct mbx_ep *ep)
 
 static void tx_free(struct mbx_ep *ep, struct mbx_tx *tx)
 {
-	if (tx->mr) {
-		fi_close(&tx->mr->fid);
-		tx->mr = NULL;
-	}
+	if (tx->mr || tx->rce)
+		mbx_net_rma_release(ep, tx);
 	if (tx->bounce)
 		mbu_pool_put(&ep->bounce_pool, tx->bounce);
 	tx->bounce = NULL;
@@ -580,8 +578,9 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 {
 	struct mbx_peer *p = tx->peer;
 	struct mbx_wire *w;
-	uint64_t off;
-	uint32_t key;
+	uint64_t off, base = 0;
+	uint32_t key = 0;
+	bool reg;
 	size_t i;
 
 	if (tx->op >= MBX_OP_WRITE)
@@ -613,16 +612,17 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		return -FI_EAGAIN;
 	/* To another host, offer the data for fi_read where the connection
 	 * allows it; the receiver may still ask for it by clear-to-send. */
-	if (p->net && !tx->mr && mbx_net_rma_reg(ep, p, tx->iov, tx->iov_cnt, &tx->mr, &key))
-		tx->mr = NULL;
-	fill_wire(w, MBX_OP_RTS, tx->wflags | (tx->mr ? MBX_WF_RMA : 0), tx->tag, tx->data,
+	reg = p->net && !mbx_net_rma_reg(ep, p, tx, &key, &base);
+	fill_wire(w, MBX_OP_RTS, tx->wflags | (reg ? MBX_WF_RMA : 0), tx->tag, tx->data,
 		  tx->size, tx_id(tx));
-	w->rsvd2 = tx->mr ? (uint32_t)fi_mr_key(tx->mr) : 0;
+	w->rsvd2 = reg ? key : 0;
 	w->iov_cnt = (uint8_t)tx->iov_cnt;
-	for (i = 0, off = 0; i < tx->iov_cnt; i++) {
+	/* Registered, the data is addressed in the registration: contiguous
+	 * from `base`. */
+	for (i = 0, off = base; i < tx->iov_cnt; i++) {
 		struct mbx_wire_iov *wi = (struct mbx_wire_iov *)(w + 1) + i;
 
-		wi->addr = tx->mr ? off : (uint64_t)(uintptr_t)tx->iov[i].iov_base;
+		wi->addr = reg ? off : (uint64_t)(uintptr_t)tx->iov[i].iov_base;
 		wi->len = tx->iov[i].iov_len;
 		off += tx->iov[i].iov_len;
 	}
@@ -1215,6 +1215,7 @@ static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 	}
 	if (p->net && (wflags & MBX_WF_RMA)) {
 		rx->rd_key = rkey;
+		rx->rd_base = rcnt ? riov[0].addr : 0;
 		rx->rd_next = 0;
 		rx->rd_pending = 0;
 		rx->rd_failed = false;
@@ -2227,9 +2228,8 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 		if (tx->bounce)
 			mbu_pool_put(&ep->bounce_pool, tx->bounce);
 		tx->bounce = NULL;
-		if (tx->mr)
-			fi_close(&tx->mr->fid);
-		tx->mr = NULL;
+		if (tx->mr || tx->rce)
+			mbx_net_rma_release(ep, tx);
 	}
 	while ((it = mbu_dlist_pop(&ep->peer_list))) {
 		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, all_link);

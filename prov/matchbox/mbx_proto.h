@@ -21,6 +21,10 @@
  * with RERR. The target checks key, range and access
  * before it touches a byte, and its progress does the copy.
  *
+ * Version 5: an RTS to another host offered for fi_read (MBX_WF_RMA)
+ * addresses its data in the registration from its first iov's addr on,
+ * because a cached registration may start before the buffer.
+ *
  * Version 1. Nothing has been retired yet; a retired field or op keeps its
  * number and gets a comment here. */
 #ifndef MBX_PROTO_H
@@ -34,7 +38,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	4u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 4u
+#define MBX_WIRE_VERSION 5u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */

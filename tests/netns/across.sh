@@ -144,6 +144,13 @@ two_hosts() {
 	check "large messages by fi_read from a peer on datagrams, no low-priority connection, 2 hosts" \
 		by_read adaptive FI_MATCHBOX_CONN_THRESHOLD=1000000000
 	check "clear-to-send data by the low-priority connection (counted at close), 2 hosts" by_cts
+	# Sends from one buffer again, from one unmapped and mapped anew at its
+	# address, given back, malloc'd and freed: every byte checked, and the
+	# cache must have found the reused registration and dropped the stale.
+	check "registration cache: reused, unmapped, remapped, freed buffers, 2 hosts" env \
+		FTX_HOSTS=2 "$ftx/ftx_regcache" -C 1
+	check "registration cache off (FI_MATCHBOX_MR_CACHE_MAX_COUNT=0), 2 hosts" env \
+		FTX_HOSTS=2 FI_MATCHBOX_MR_CACHE_MAX_COUNT=0 "$ftx/ftx_regcache"
 	# Small frames leave a connected peer's connection for datagrams once
 	# the connection is drained; sizes either side of a datagram make them
 	# switch back and forth, and ftx_wild checks the order.
@@ -311,6 +318,8 @@ link_down() {
 sanitized() {
 	check "ftx_pingpong (eager and fi_read), 2 hosts" env FTX_HOSTS=2 "$ftx/ftx_pingpong" \
 		-S 1,4096,65536,1048576 -I 20
+	check "registration cache and its monitor thread, 2 hosts" env FTX_HOSTS=2 \
+		"$ftx/ftx_regcache" -C 1
 	check "ftx_unexp by clear-to-send, 2 hosts" env FTX_HOSTS=2 FI_MATCHBOX_NET_RMA=0 \
 		"$ftx/ftx_unexp"
 	check "MPI t_p2p, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \

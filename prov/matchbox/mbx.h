@@ -665,6 +665,10 @@ int mbx_waitable_init(struct mbx_waitable *w, enum fi_wait_obj obj, struct fid_w
 		      struct fid *member);
 void mbx_waitable_fini(struct mbx_waitable *w, struct fid *member);
 int mbx_waitable_getwait(struct mbx_waitable *w, enum fi_wait_obj obj, void *arg);
+int mbx_waitable_add_fd(struct mbx_waitable *w, int fd);
+/* EQs in wait sets: events queued; made with a descriptor. */
+bool mbx_eq_ready(struct fid *eq);
+bool mbx_eq_waitable(struct fid *eq);
 int mbx_wake_attach(struct mbx_ep *ep);
 void mbx_wake_detach(struct mbx_ep *ep);
 void mbx_ep_disarm(struct mbx_ep *ep);

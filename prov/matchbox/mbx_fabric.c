@@ -5,6 +5,8 @@
 #include "mbx.h"
 
 #include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,13 +86,53 @@ struct mbx_eq_event {
 	char data[];
 };
 
+/* An EQ that can be waited on in a descriptor (FI_WAIT_FD, or a wait set)
+ * keeps an eventfd readable while it holds events; it sits in the EQ's own
+ * epoll set or in its wait set's. */
 struct mbx_eq {
 	struct fid_eq eq;
 	struct mbx_fabric *fab;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct mbu_dlist events;
+	enum fi_wait_obj wait_obj;
+	struct mbx_waitable w;
+	int efd;
 };
+
+static void eq_signal(struct mbx_eq *eq)
+{
+	uint64_t one = 1;
+
+	if (eq->efd >= 0 && write(eq->efd, &one, sizeof(one)) < 0)
+		MBX_WARN(FI_LOG_EQ, "eventfd write: %s\n", strerror(errno));
+}
+
+/* The queue just emptied: the descriptor stops being readable. */
+static void eq_quiet(struct mbx_eq *eq)
+{
+	uint64_t v;
+
+	if (eq->efd >= 0 && mbu_dlist_empty(&eq->events))
+		while (read(eq->efd, &v, sizeof(v)) > 0)
+			;
+}
+
+bool mbx_eq_ready(struct fid *f)
+{
+	struct mbx_eq *eq = mbu_container_of(f, struct mbx_eq, eq.fid);
+	bool r;
+
+	pthread_mutex_lock(&eq->lock);
+	r = !mbu_dlist_empty(&eq->events);
+	pthread_mutex_unlock(&eq->lock);
+	return r;
+}
+
+bool mbx_eq_waitable(struct fid *f)
+{
+	return mbu_container_of(f, struct mbx_eq, eq.fid)->efd >= 0;
+}
 
 static int eq_close(struct fid *fid)
 {
@@ -99,6 +141,9 @@ static int eq_close(struct fid *fid)
 
 	while ((it = mbu_dlist_pop(&eq->events)))
 		free(mbu_container_of(it, struct mbx_eq_event, link));
+	mbx_waitable_fini(&eq->w, &eq->eq.fid);
+	if (eq->efd >= 0)
+		close(eq->efd);
 	pthread_mutex_destroy(&eq->lock);
 	pthread_cond_destroy(&eq->cond);
 	atomic_fetch_sub(&eq->fab->refs, 1);
@@ -106,11 +151,20 @@ static int eq_close(struct fid *fid)
 	return 0;
 }
 
+static int eq_control(struct fid *fid, int cmd, void *arg)
+{
+	struct mbx_eq *eq = mbu_container_of(fid, struct mbx_eq, eq.fid);
+
+	if (cmd != FI_GETWAIT)
+		return -FI_ENOSYS;
+	return mbx_waitable_getwait(&eq->w, eq->wait_obj, arg);
+}
+
 static struct fi_ops eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = eq_close,
 	.bind = mbx_no_bind,
-	.control = mbx_no_control,
+	.control = eq_control,
 	.ops_open = mbx_no_ops_open,
 	.tostr = mbx_no_tostr,
 	.ops_set = mbx_no_ops_set,
@@ -137,6 +191,7 @@ static ssize_t eq_read_locked(struct mbx_eq *eq, uint32_t *event, void *buf, siz
 	if (!(flags & FI_PEEK)) {
 		mbu_dlist_remove(&ev->link);
 		free(ev);
+		eq_quiet(eq);
 	}
 	return n;
 }
@@ -174,6 +229,7 @@ static ssize_t eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf, uint6
 			if (!(flags & FI_PEEK)) {
 				mbu_dlist_remove(&ev->link);
 				free(ev);
+				eq_quiet(eq);
 			}
 		}
 	}
@@ -201,6 +257,7 @@ static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf, siz
 		memcpy(ev->data, buf, len);
 	pthread_mutex_lock(&eq->lock);
 	mbu_dlist_insert_tail(&ev->link, &eq->events);
+	eq_signal(eq);
 	pthread_cond_broadcast(&eq->cond);
 	pthread_mutex_unlock(&eq->lock);
 	return (ssize_t)len;
@@ -217,6 +274,7 @@ int mbx_eq_write_err(struct fid_eq *feq, const struct fi_eq_err_entry *e)
 	ev->errent = *e;
 	pthread_mutex_lock(&eq->lock);
 	mbu_dlist_insert_tail(&ev->link, &eq->events);
+	eq_signal(eq);
 	pthread_cond_broadcast(&eq->cond);
 	pthread_mutex_unlock(&eq->lock);
 	return 0;
@@ -282,6 +340,7 @@ int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 {
 	struct mbx_fabric *fab = mbu_container_of(fabric, struct mbx_fabric, fabric);
 	struct mbx_eq *eq;
+	int ret;
 
 	if (!attr || !feq)
 		return -FI_EINVAL;
@@ -291,6 +350,11 @@ int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_MUTEX_COND:
+	case FI_WAIT_FD:
+		break;
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
 		break;
 	default:
 		return -FI_ENOSYS;
@@ -298,6 +362,26 @@ int mbx_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
+	eq->efd = -1;
+	eq->wait_obj = attr->wait_obj;
+	/* sread waits on the condition variable either way; a descriptor is
+	 * made only where one is asked for. */
+	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_SET) {
+		ret = mbx_waitable_init(&eq->w, attr->wait_obj, attr->wait_set, &eq->eq.fid);
+		if (!ret) {
+			eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+			ret = eq->efd < 0 ? -FI_EMFILE : mbx_waitable_add_fd(&eq->w, eq->efd);
+		}
+		if (ret) {
+			mbx_waitable_fini(&eq->w, &eq->eq.fid);
+			if (eq->efd >= 0)
+				close(eq->efd);
+			free(eq);
+			return ret;
+		}
+	} else {
+		eq->w.fd = -1;
+	}
 	pthread_mutex_init(&eq->lock, NULL);
 	pthread_cond_init(&eq->cond, NULL);
 	mbu_dlist_init(&eq->events);

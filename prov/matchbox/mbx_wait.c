@@ -197,6 +197,8 @@ static int arm_eps(struct mbx_ep **eps, int n)
  * *seen, which is updated), 0: nothing yet. Progresses its endpoints. */
 static int member_ready(struct fid *f, uint64_t *seen)
 {
+	if (f->fclass == FI_CLASS_EQ)
+		return mbx_eq_ready(f);
 	if (f->fclass == FI_CLASS_CQ) {
 		struct mbx_cq *cq = mbu_container_of(f, struct mbx_cq, cq.fid);
 		int r;
@@ -250,6 +252,11 @@ static int trywait_one(struct fid *f)
 		mbx_unlock(c->dom);
 		return ret;
 	}
+	case FI_CLASS_EQ:
+		/* Events are queued by calls, never by progress: nothing to arm. */
+		if (!mbx_eq_waitable(f))
+			return -FI_EINVAL;
+		return mbx_eq_ready(f) ? -FI_EAGAIN : 0;
 	case FI_CLASS_WAIT: {
 		struct mbx_wait *ws = mbu_container_of(f, struct mbx_wait, wait.fid);
 		int i;
@@ -339,6 +346,15 @@ void mbx_waitable_fini(struct mbx_waitable *w, struct fid *member)
 		pthread_mutex_unlock(&ws->lock);
 		w->set = NULL;
 	}
+}
+
+int mbx_waitable_add_fd(struct mbx_waitable *w, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (epoll_ctl(epfd_of(w), EPOLL_CTL_ADD, fd, &ev))
+		return -FI_EMFILE;
+	return 0;
 }
 
 int mbx_waitable_getwait(struct mbx_waitable *w, enum fi_wait_obj obj, void *arg)

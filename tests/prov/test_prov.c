@@ -4,6 +4,8 @@
  * tests: getinfo -> fabric -> domain -> av/cq -> enabled endpoint (whose own
  * address is in its AV, so it can send to itself). */
 #include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <stddef.h>
@@ -386,4 +388,64 @@ Test(ep, trywait_and_descriptor)
 		;
 	cr_assert_eq(fi_trywait(fab, fids, 1), 0);
 	cr_assert_eq(fi_trywait(fab, NULL, 1), -FI_EINVAL);
+}
+
+/* EQs wait the way CQs do: FI_WAIT_FD gives a descriptor readable exactly
+ * while events are queued; in a wait set, fi_wait returns for an event
+ * written from another thread, and fi_trywait refuses while one waits. */
+static void *write_later(void *arg)
+{
+	struct fid_eq *eq = arg;
+	uint64_t v = 42;
+
+	usleep(50000);
+	fi_eq_write(eq, FI_NOTIFY, &v, sizeof(v), 0);
+	return NULL;
+}
+
+Test(ep, eq_descriptor_and_wait_set)
+{
+	struct fi_eq_attr fa = { .size = 8, .wait_obj = FI_WAIT_FD };
+	struct fi_wait_attr wa = { .wait_obj = FI_WAIT_FD };
+	struct fid_eq *eq, *seq;
+	struct fid_wait *ws;
+	struct fid *fids[1];
+	struct pollfd p = { .events = POLLIN };
+	uint64_t v = 7, got = 0;
+	uint32_t event;
+	pthread_t t;
+	int fd = -1;
+
+	cr_assert_eq(fi_eq_open(fabric, &fa, &eq, NULL), 0);
+	cr_assert_eq(fi_control(&eq->fid, FI_GETWAIT, &fd), 0);
+	p.fd = fd;
+	fids[0] = &eq->fid;
+	cr_assert_eq(poll(&p, 1, 0), 0, "readable with nothing queued");
+	cr_assert_eq(fi_trywait(fabric, fids, 1), 0);
+	cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &v, sizeof(v), 0), sizeof(v));
+	cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &v, sizeof(v), 0), sizeof(v));
+	cr_assert_eq(poll(&p, 1, 0), 1);
+	cr_assert_eq(fi_trywait(fabric, fids, 1), -FI_EAGAIN, "events to read first");
+	cr_assert_eq(fi_eq_read(eq, &event, &got, sizeof(got), 0), sizeof(got));
+	cr_assert_eq(poll(&p, 1, 0), 1, "one event still queued");
+	cr_assert_eq(fi_eq_read(eq, &event, &got, sizeof(got), 0), sizeof(got));
+	cr_assert_eq(poll(&p, 1, 0), 0, "drained");
+	cr_assert_eq(fi_close(&eq->fid), 0);
+
+	cr_assert_eq(fi_wait_open(fabric, &wa, &ws), 0);
+	fa.wait_obj = FI_WAIT_SET;
+	cr_assert_eq(fi_eq_open(fabric, &fa, &seq, NULL), -FI_EINVAL, "no wait set named");
+	fa.wait_set = ws;
+	cr_assert_eq(fi_eq_open(fabric, &fa, &seq, NULL), 0);
+	cr_assert_eq(fi_control(&seq->fid, FI_GETWAIT, &fd), -FI_ENODATA, "ask the set");
+	cr_assert_eq(fi_wait(ws, 0), -FI_ETIMEDOUT);
+	cr_assert_eq(pthread_create(&t, NULL, write_later, seq), 0);
+	cr_assert_eq(fi_wait(ws, 5000), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(fi_eq_read(seq, &event, &got, sizeof(got), 0), sizeof(got));
+	cr_assert_eq(event, FI_NOTIFY);
+	cr_assert_eq(got, 42);
+	cr_assert_eq(fi_close(&ws->fid), -FI_EBUSY, "the EQ is still in it");
+	cr_assert_eq(fi_close(&seq->fid), 0);
+	cr_assert_eq(fi_close(&ws->fid), 0);
 }

@@ -1,8 +1,8 @@
 /* RMA as a libfabric program sees it, client and server started separately
  * (like libfabric's fabtests):
  *
- *   server: ftx_rma -p PROV [-s SRC] [-P PORT] [-m MODES] [-E] [-V]
- *   client: ftx_rma -p PROV [-s SRC] [-P PORT] [-m MODES] [-E] [-V] SERVER
+ *   server: ftx_rma -p PROV [-s SRC] [-P PORT] [-m MODES] [-E] [-V] [-I]
+ *   client: ftx_rma -p PROV [-s SRC] [-P PORT] [-m MODES] [-E] [-V] [-I] SERVER
  *
  * MODES is the mr_mode asked for: a comma list of local, prov_key, virt_addr,
  * allocated, or "none" (scalable: keys chosen by the caller, addresses as
@@ -21,12 +21,18 @@
  * that no refused CQ data reached it). Its write and read counters must
  * count the successes and the errors. -E: the server also counts remote
  * writes and reads with a counter bound to the read-write region
- * (FI_RMA_EVENT) and with remote counters on its endpoint. Exit 0 on
- * success. */
+ * (FI_RMA_EVENT) and with remote counters on its endpoint. -I: the server
+ * makes no libfabric call at all while the client works (it watches a flag
+ * word that the client's last fi_write sets), so every operation must
+ * complete without the target's progress, as one-sided RMA over shared
+ * memory promises; the client then leaves out what needs the target (CQ
+ * data, a key the target never registered). Exit 0 on success. */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fi_rma.h>
+#include <rdma/fi_ext_matchbox.h>
 
 #include "ftx_cs.h"
 
@@ -36,6 +42,7 @@
 #define GUARD_BYTE 0xEE
 #define INIT_SEED 1
 #define RO_SEED 77
+#define FLAG_WORD 0x1d1e7a56e7ull	/* -I: "the client is done" */
 
 enum { MSG_INFO = 1, MSG_DONE, MSG_VERDICT };
 
@@ -45,7 +52,7 @@ struct region {
 
 struct info_msg {
 	uint32_t kind;
-	struct region rw, ro, wo;
+	struct region rw, ro, wo, flag;
 };
 
 #define MAX_DATA 4
@@ -66,7 +73,7 @@ struct verdict_msg {
 
 static const char *prov = "matchbox", *src, *port = "9401", *dst;
 static uint64_t want_mr = FI_MR_LOCAL | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
-static bool events, violations = true;
+static bool events, violations = true, idle;
 
 static uint8_t pattern(uint32_t seed, size_t i)
 {
@@ -198,7 +205,8 @@ static void server(void)
 	struct verdict_msg vm = { .kind = MSG_VERDICT, .ok = 1 };
 	uint8_t *rw = guarded(RW_LEN, INIT_SEED), *ro = guarded(SMALL_LEN, RO_SEED),
 		*wo = guarded(SMALL_LEN, 0);
-	struct fid_mr *mr[3];
+	struct fid_mr *mr[4];
+	static volatile uint64_t flag;
 	struct fid_cntr *mr_cntr = NULL;
 	uint64_t mode;
 	unsigned i;
@@ -209,6 +217,7 @@ static void server(void)
 		    events ? FI_RMA_EVENT : 0, &im.rw.key);
 	mr[1] = reg(&cs, ro + GUARD, SMALL_LEN, FI_REMOTE_READ, 0x1002, 0, &im.ro.key);
 	mr[2] = reg(&cs, wo + GUARD, SMALL_LEN, FI_REMOTE_WRITE, 0x1003, 0, &im.wo.key);
+	mr[3] = reg(&cs, (void *)&flag, sizeof(flag), FI_REMOTE_WRITE, 0x1004, 0, &im.flag.key);
 	if (events) {
 		struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
 
@@ -219,12 +228,27 @@ static void server(void)
 	im.rw.addr = mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)(rw + GUARD) : 0;
 	im.ro.addr = mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)(ro + GUARD) : 0;
 	im.wo.addr = mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)(wo + GUARD) : 0;
+	im.flag.addr = mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)&flag : 0;
+	im.flag.len = sizeof(flag);
 	im.rw.len = RW_LEN;
 	im.ro.len = im.wo.len = SMALL_LEN;
 	printf("server: mr_mode 0x%llx, keys 0x%llx 0x%llx 0x%llx\n", (unsigned long long)mode,
 	       (unsigned long long)im.rw.key, (unsigned long long)im.ro.key,
 	       (unsigned long long)im.wo.key);
 	ftx_cs_send(&cs, &im, sizeof(im));
+	if (idle) {
+		/* Not one libfabric call until the client's flag lands. */
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (flag != FLAG_WORD) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 60)
+				FAIL("no flag after 60 s: the client's RMA waits for our progress");
+			usleep(200);
+		}
+		printf("server: the client finished while we made no libfabric call\n");
+	}
 	/* The target does nothing but progress while the client works. */
 	ftx_cs_recv(&cs, &dm, sizeof(dm));
 	if (dm.kind != MSG_DONE)
@@ -259,7 +283,7 @@ static void server(void)
 		}
 	}
 	ftx_cs_send(&cs, &vm, sizeof(vm));
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		CHK(fi_close(&mr[i]->fid));
 	if (mr_cntr)
 		CHK(fi_close(&mr_cntr->fid));
@@ -288,6 +312,7 @@ struct client {
 	struct done_msg dm;
 	size_t inject_size, iov_limit, rma_iov_limit;
 	bool strict;		/* matchbox: the exact error codes */
+	struct fi_matchbox_stats st;
 	char ctx;
 };
 
@@ -520,9 +545,11 @@ static void violations_(struct client *c)
 	FTX_POST(&c->cs, fi_read(c->cs.ep, c->in, 64, c->in_desc, c->cs.peer,
 				 raddr(&c->im.wo, 0), c->im.wo.key, &c->ctx));
 	done_err(c, false, FI_EACCES, "fi_read of a region without FI_REMOTE_READ");
-	FTX_POST(&c->cs, fi_write(c->cs.ep, c->out, 64, c->out_desc, c->cs.peer, raddr(rw, 0),
-				  rw->key ^ 0x5a5a00, &c->ctx));
-	done_err(c, true, FI_EKEYREJECTED, "fi_write with a key nobody registered");
+	if (!idle) {	/* only the target knows which keys it never registered */
+		FTX_POST(&c->cs, fi_write(c->cs.ep, c->out, 64, c->out_desc, c->cs.peer,
+					  raddr(rw, 0), rw->key ^ 0x5a5a00, &c->ctx));
+		done_err(c, true, FI_EKEYREJECTED, "fi_write with a key nobody registered");
+	}
 	FTX_POST(&c->cs, fi_write(c->cs.ep, c->out, 16, c->out_desc, c->cs.peer,
 				  raddr(rw, RW_LEN - 8), rw->key, &c->ctx));
 	done_err(c, true, FI_EACCES, "fi_write running past the region's end");
@@ -534,6 +561,8 @@ static void violations_(struct client *c)
 					  rw->addr - 8, rw->key, &c->ctx));
 		done_err(c, true, FI_EACCES, "fi_write starting before the region");
 	}
+	if (idle)
+		return;
 	FTX_POST(&c->cs, fi_writedata(c->cs.ep, c->out, 64, c->out_desc, 0xdeadull, c->cs.peer,
 				      raddr(&c->im.ro, 0), c->im.ro.key, &c->ctx));
 	done_err(c, true, FI_EACCES, "fi_writedata to a region without FI_REMOTE_WRITE");
@@ -574,7 +603,8 @@ static void client_run(void)
 	vectors(c);
 	messages(c);
 	injects(c);
-	with_data(c);
+	if (!idle)
+		with_data(c);
 	if (violations)
 		violations_(c);
 	/* Still working after the refusals; then the final picture. */
@@ -600,12 +630,29 @@ static void client_run(void)
 		     (unsigned long long)c->write_errs, (unsigned long long)fi_cntr_read(c->rc),
 		     (unsigned long long)c->reads, (unsigned long long)fi_cntr_readerr(c->rc),
 		     (unsigned long long)c->read_errs);
+	if (idle) {
+		uint64_t *fw = (uint64_t *)c->out;
+
+		*fw = FLAG_WORD;
+		FTX_POST(&c->cs, fi_write(c->cs.ep, fw, sizeof(*fw), c->out_desc, c->cs.peer,
+					  raddr(&c->im.flag, 0), c->im.flag.key, &c->ctx));
+		done_ok(c, true, false, "fi_write of the flag");
+	}
 	c->dm.kind = MSG_DONE;
 	c->dm.rw_ops = c->rw_ops;
 	c->dm.writes = c->writes;
 	c->dm.reads = c->reads;
 	ftx_cs_send(&c->cs, &c->dm, sizeof(c->dm));
 	ftx_cs_recv(&c->cs, &vm, sizeof(vm));
+	if (c->strict) {
+		size_t sl = sizeof(c->st);
+
+		CHK(fi_getopt(&c->cs.ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &c->st, &sl));
+		/* -I: nothing could have gone through the target */
+		if (idle && c->st.rma_frames)
+			FAIL("%llu operations went in frames with the target idle",
+			     (unsigned long long)c->st.rma_frames);
+	}
 	if (c->out_mr) {
 		CHK(fi_close(&c->out_mr->fid));
 		CHK(fi_close(&c->in_mr->fid));
@@ -617,6 +664,9 @@ static void client_run(void)
 	printf("client: %llu writes, %llu reads, %llu refused: ok\n",
 	       (unsigned long long)c->writes, (unsigned long long)c->reads,
 	       (unsigned long long)(c->write_errs + c->read_errs));
+	if (c->strict)
+		printf("client: matchbox moved %llu by CMA, %llu in frames\n",
+		       (unsigned long long)c->st.rma_cma, (unsigned long long)c->st.rma_frames);
 	free(c->model);
 	free(c->out);
 	free(c->in);
@@ -653,7 +703,7 @@ int main(int argc, char **argv)
 {
 	int op;
 
-	while ((op = getopt(argc, argv, "p:s:P:m:EV")) != -1) {
+	while ((op = getopt(argc, argv, "p:s:P:m:EVI")) != -1) {
 		switch (op) {
 		case 'p':
 			prov = optarg;
@@ -673,14 +723,21 @@ int main(int argc, char **argv)
 		case 'V':
 			violations = false;
 			break;
+		case 'I':
+			idle = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-p PROV] [-s SRC] [-P PORT] [-m MODES] [-E] [-V] "
-				"[SERVER]\n", argv[0]);
+				"[-I] [SERVER]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (optind < argc)
 		dst = argv[optind];
+	if (idle && events) {
+		fprintf(stderr, "-I and -E exclude each other: counted accesses need the target\n");
+		return 2;
+	}
 	if (dst)
 		client_run();
 	else

@@ -2,7 +2,8 @@
  *
  * Statistics: fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS,
  * &stats, &len) with len = sizeof(struct fi_matchbox_stats) copies the
- * endpoint's counters; FI_MATCHBOX_OPT_NET_STATS with struct
+ * endpoint's counters (a caller built against an older header passes the
+ * older size and gets the fields it knows); FI_MATCHBOX_OPT_NET_STATS with struct
  * fi_matchbox_net_stats copies those of its net wire (all zero when the
  * endpoint has none). Later issues add the communication-marker flags for
  * multi-rail scheduling here, in the bits named below. */
@@ -30,6 +31,12 @@ struct fi_matchbox_stats {
 	uint64_t backpressure;		/* times a full ring or buffer queued a send */
 	uint64_t bad_frames;		/* frames rejected as malformed */
 	uint64_t rdv_read;		/* large messages pulled from another host with fi_read */
+	/* RMA this endpoint started toward same-node peers: moved straight
+	 * between the address spaces with CMA, or through the target's
+	 * progress in frames (refused by the target's table, CQ data, fence,
+	 * atomics, or CMA not allowed). */
+	uint64_t rma_cma;
+	uint64_t rma_frames;
 };
 
 /* The net wire (peers on other hosts). Connections are counted per

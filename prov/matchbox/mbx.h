@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -28,6 +29,7 @@
 #include <rdma/providers/fi_prov.h>
 #include <rdma/providers/fi_log.h>
 
+#include "mbu_keytab.h"
 #include "mbu_list.h"
 #include "mbu_pool.h"
 #include "mbu_qmap.h"
@@ -91,6 +93,7 @@ struct mbx_params {
 	size_t mr_cache_max_size;
 	bool net_small_dgram;
 	size_t resolve_ms;
+	bool rma_cma;		/* same-node RMA moves data with CMA (mbx_rma.c) */
 };
 extern struct mbx_params mbx_param;
 
@@ -186,7 +189,16 @@ struct mbx_domain {
 	/* Every endpoint, under the lock: a counter bound only to a region
 	 * (FI_RMA_EVENT) progresses them all while it is read. */
 	struct mbu_dlist eps;
+	/* Registrations published for same-node initiators (mbx_rma.c):
+	 * made at the first enable of an endpoint that takes RMA. */
+	struct mbu_keytab kt;
+	void *kt_mem;
+	size_t kt_size;
+	char kt_name[MBX_KT_NAME_MAX];
+	bool kt_failed;		/* could not be made: initiators use frames */
 };
+
+#define MBX_MR_TOMB ((struct mbx_mr *)1)	/* a deleted slot of struct mbx_mr_table */
 
 struct mbx_mr {
 	struct fid_mr mr;
@@ -198,6 +210,7 @@ struct mbx_mr {
 	uint64_t offset;		/* fi_mr_attr offset: the first byte's remote address */
 	struct mbx_cntr *cntr;		/* FI_RMA_EVENT: counts remote accesses */
 	uint64_t cntr_flags;
+	int kt_idx;			/* its slot in the domain's published table, or -1 */
 };
 
 /* An RMA target's check, with the domain lock held: `len` bytes at remote
@@ -417,7 +430,17 @@ struct mbx_peer {
 	/* RMA target: the write whose pieces are arriving, and its first error */
 	uint64_t wr_id;
 	int wr_err;
+	/* RMA initiator: frame operations not yet answered (CMA must not pass
+	 * them), and the peer's published registrations (mbx_rma.c) */
+	uint32_t rma_out;
+	int kt_state;			/* MBX_KT_UNSEEN / _MAPPED / _NONE */
+	bool rma_cma_ok;
+	struct mbu_keytab kt;
+	void *kt_mem;
+	size_t kt_size;
 };
+
+enum { MBX_KT_UNSEEN = 0, MBX_KT_MAPPED, MBX_KT_NONE };
 
 struct mbx_rxslot {
 	struct mbu_ring_cons cons;
@@ -457,6 +480,7 @@ struct mbx_tx {
 	uint8_t akind, aop, adt;
 	struct iovec res_iov[MBX_IOV_LIMIT], cmp_iov[MBX_IOV_LIMIT];
 	size_t res_cnt, cmp_cnt;
+	struct mbx_peer *rma_peer;	/* an RMA or atomic counted in its peer's rma_out */
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	struct mbu_rcache_entry *rce;	/* ... or the cached registration holding it */
 	/* copy path */
@@ -622,6 +646,17 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 /* A checked RMA or atomic operation to `dest`, under the domain lock
  * (mbx_rma.c); progress is made if the ring is full. */
 ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req *r);
+/* Move `take` bytes between our iovecs and another process's with CMA
+ * (write: ours to theirs); 0 or a negative errno. */
+int mbx_cma_move(pid_t pid, bool write, const struct iovec *liov, size_t lcnt,
+		 const struct mbx_wire_iov *riov, size_t rcnt, size_t take);
+/* The published registration table (mbx_rma.c): the owner's side, called
+ * with the domain lock held, and the cleanup of a peer's mapping. */
+void mbx_kt_open(struct mbx_domain *d, const struct mbx_addr *a);
+void mbx_kt_close(struct mbx_domain *d);
+void mbx_kt_publish(struct mbx_domain *d, struct mbx_mr *mr);
+void mbx_kt_withdraw(struct mbx_domain *d, struct mbx_mr *mr);
+void mbx_kt_peer_fini(struct mbx_peer *p);
 
 /* The op flags a data call goes on with: a CQ entry is written unless this
  * is an inject, or completions are selective and the caller did not ask

@@ -13,6 +13,7 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	atomic_fetch_sub(&d->fab->refs, 1);
 	pthread_mutex_destroy(&d->lock);
+	mbx_kt_close(d);
 	mbx_mr_table_fini(&d->mrs);
 	fi_freeinfo(d->info);
 	free(d);

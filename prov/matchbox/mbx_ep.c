@@ -304,6 +304,7 @@ static bool sleeps(enum fi_wait_obj w)
 	return w != FI_WAIT_NONE && w != FI_WAIT_YIELD;
 }
 
+/* With the domain lock held. */
 static int ep_enable(struct mbx_ep *ep)
 {
 	if (ep->enabled)
@@ -321,6 +322,16 @@ static int ep_enable(struct mbx_ep *ep)
 				      sleeps(ep->tx_cntr ? ep->tx_cntr->wait_obj : FI_WAIT_NONE) ||
 				      sleeps(ep->rx_cntr ? ep->rx_cntr->wait_obj : FI_WAIT_NONE),
 				      memory_order_release);
+	/* Same-node initiators may go straight to our memory unless we must
+	 * see each access to count it; the table is the domain's. */
+	if (ep->seg && mbx_param.rma_cma && (ep->caps & FI_RMA) &&
+	    (ep->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !ep->rwr_cntr && !ep->rrd_cntr) {
+		mbx_kt_open(ep->dom, &ep->addr);
+		if (ep->dom->kt_mem) {
+			memcpy(ep->seg->kt_name, ep->dom->kt_name, sizeof(ep->seg->kt_name));
+			atomic_store_explicit(&ep->seg->rma_direct, 1, memory_order_release);
+		}
+	}
 	ep->enabled = true;
 	/* Without a wake socket (logged) fi_trywait keeps answering
 	 * -FI_EAGAIN: descriptors are an extra, never a reason to fail. */
@@ -433,14 +444,18 @@ static int ep_getopt(fid_t fid, int level, int name, void *val, size_t *len)
 		*(size_t *)val = 0;
 		*len = sizeof(size_t);
 		return 0;
-	case FI_MATCHBOX_OPT_STATS:
-		if (*len < sizeof(struct fi_matchbox_stats))
+	case FI_MATCHBOX_OPT_STATS: {
+		size_t known = offsetof(struct fi_matchbox_stats, rma_cma), n;
+
+		if (*len < known)
 			return -FI_ETOOSMALL;
+		n = *len < sizeof(ep->stats) ? *len & ~(size_t)7 : sizeof(ep->stats);
 		mbx_lock(ep->dom);
-		memcpy(val, &ep->stats, sizeof(ep->stats));
+		memcpy(val, &ep->stats, n);
 		mbx_unlock(ep->dom);
-		*len = sizeof(struct fi_matchbox_stats);
+		*len = n;
 		return 0;
+	}
 	case FI_MATCHBOX_OPT_NET_STATS: {
 		/* A caller built against an older header passes the older
 		 * size and gets the fields it knows. */

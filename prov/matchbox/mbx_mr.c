@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOMB ((struct mbx_mr *)1)
-
 static size_t slot_of(const struct mbx_mr_table *t, uint64_t key)
 {
 	return mbu_hash2(key, 0x6d72) & t->mask;
@@ -23,7 +21,7 @@ static struct mbx_mr *table_find(const struct mbx_mr_table *t, uint64_t key)
 	if (!t->slot)
 		return NULL;
 	for (i = slot_of(t, key); t->slot[i]; i = (i + 1) & t->mask)
-		if (t->slot[i] != TOMB && t->slot[i]->mr.key == key)
+		if (t->slot[i] != MBX_MR_TOMB && t->slot[i]->mr.key == key)
 			return t->slot[i];
 	return NULL;
 }
@@ -39,12 +37,12 @@ static int table_put(struct mbx_mr_table *t, struct mbx_mr *mr)
 		if (!n.slot)
 			return -FI_ENOMEM;
 		for (i = 0; t->slot && i <= t->mask; i++)
-			if (t->slot[i] && t->slot[i] != TOMB)
+			if (t->slot[i] && t->slot[i] != MBX_MR_TOMB)
 				table_put(&n, t->slot[i]);
 		free(t->slot);
 		*t = n;
 	}
-	for (i = slot_of(t, mr->mr.key); t->slot[i] && t->slot[i] != TOMB; i = (i + 1) & t->mask)
+	for (i = slot_of(t, mr->mr.key); t->slot[i] && t->slot[i] != MBX_MR_TOMB; i = (i + 1) & t->mask)
 		;
 	if (!t->slot[i])
 		t->used++;
@@ -58,7 +56,7 @@ static void table_del(struct mbx_mr_table *t, struct mbx_mr *mr)
 
 	for (i = slot_of(t, mr->mr.key); t->slot[i]; i = (i + 1) & t->mask) {
 		if (t->slot[i] == mr) {
-			t->slot[i] = TOMB;
+			t->slot[i] = MBX_MR_TOMB;
 			return;
 		}
 	}
@@ -124,6 +122,8 @@ static int mr_close(struct fid *fid)
 	struct mbx_domain *d = mr->dom;
 
 	mbx_lock(d);
+	/* No initiator may reach the memory by CMA once this returns. */
+	mbx_kt_withdraw(d, mr);
 	table_del(&d->mrs, mr);
 	mbx_unlock(d);
 	if (mr->cntr)
@@ -158,6 +158,9 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	mbx_lock(mr->dom);
 	mr->cntr = c;
 	mr->cntr_flags = flags;
+	/* From now on every access must pass through us to be counted. */
+	if (mr->kt_idx >= 0)
+		mbu_keytab_set_flags(&mr->dom->kt, mr->kt_idx, MBU_KT_OWNER);
 	atomic_fetch_add(&c->refs, 1);
 	mbx_unlock(mr->dom);
 	return 0;
@@ -204,6 +207,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t f
 	mr->access = attr->access;
 	mr->offset = attr->offset;
 	mr->dom = d;
+	mr->kt_idx = -1;
 	mr->mr.fid.fclass = FI_CLASS_MR;
 	mr->mr.fid.context = attr->context;
 	mr->mr.fid.ops = &mr_fi_ops;
@@ -221,6 +225,8 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t f
 		mr->mr.key = attr->requested_key;
 	}
 	ret = table_put(&d->mrs, mr);
+	if (!ret)
+		mbx_kt_publish(d, mr);
 	mbx_unlock(d);
 	if (ret) {
 		free(mr);

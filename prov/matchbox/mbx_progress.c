@@ -126,6 +126,7 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
 	mbx_format_addr(a, p->name, sizeof(p->name));
 	p->rxslot = -1;
 	p->cma_ok = mbx_param.large_proto != MBX_LARGE_COPY;
+	p->rma_cma_ok = mbx_param.rma_cma;
 	p->fiaddr = FI_ADDR_NOTAVAIL;
 	p->fiaddr_gen = UINT64_MAX;
 	p->eager_limit = ep->eager_limit;
@@ -279,6 +280,7 @@ static struct mbx_tx *tx_alloc(struct mbx_ep *ep)
 	tx = &ep->txs[ep->tx_free[--ep->tx_nfree]];
 	tx->gen++;
 	tx->bounce = NULL;
+	tx->rma_peer = NULL;
 	return tx;
 }
 
@@ -286,6 +288,9 @@ static void tx_free(struct mbx_ep *ep, struct mbx_tx *tx)
 {
 	if (tx->mr || tx->rce)
 		mbx_net_rma_release(ep, tx);
+	if (tx->rma_peer)
+		tx->rma_peer->rma_out--;
+	tx->rma_peer = NULL;
 	if (tx->bounce)
 		mbu_pool_put(&ep->bounce_pool, tx->bounce);
 	tx->bounce = NULL;
@@ -759,6 +764,10 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 	if (!tx)
 		return -FI_EAGAIN;
 	tx->peer = p;
+	tx->rma_peer = p;
+	p->rma_out++;
+	if (!p->net)
+		ep->stats.rma_frames++;
 	tx->context = r->context;
 	tx->flags = (r->op == MBX_OP_ATOMIC ? FI_ATOMIC : FI_RMA) |
 		    (r->op == MBX_OP_READ ||
@@ -1025,8 +1034,8 @@ static bool deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx
 	return true;
 }
 
-static int cma_pull(pid_t pid, const struct iovec *liov, size_t lcnt,
-		    const struct mbx_wire_iov *riov, size_t rcnt, size_t take)
+int mbx_cma_move(pid_t pid, bool write, const struct iovec *liov, size_t lcnt,
+		 const struct mbx_wire_iov *riov, size_t rcnt, size_t take)
 {
 	size_t li = 0, ri = 0, loff = 0, roff = 0, done = 0;
 
@@ -1050,7 +1059,8 @@ static int cma_pull(pid_t pid, const struct iovec *liov, size_t lcnt,
 		l.iov_len = n;
 		r.iov_base = (void *)(uintptr_t)(riov[ri].addr + roff);
 		r.iov_len = n;
-		got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) :
+			      process_vm_readv(pid, &l, 1, &r, 1, 0);
 		if (got <= 0)
 			return got < 0 ? -errno : -FI_EIO;
 		loff += (size_t)got;
@@ -1228,7 +1238,8 @@ static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 				(mbx_param.large_proto == MBX_LARGE_AUTO &&
 				 size < mbx_param.copy_min));
 	if (use_cma) {
-		int ret = cma_pull(p->addr.pid, rx->iov, rx->iov_cnt, riov, rcnt, rx->take);
+		int ret = mbx_cma_move(p->addr.pid, false, rx->iov, rx->iov_cnt, riov, rcnt,
+				       rx->take);
 
 		if (!ret) {
 			ep->stats.rdv_cma++;
@@ -2251,6 +2262,7 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 					      memory_order_release);
 			doorbell(p->rseg);
 		}
+		mbx_kt_peer_fini(p);
 		if (p->rseg)
 			mbu_shm_unmap(p->rseg, p->rseg_size);
 		free(p);

@@ -25,6 +25,10 @@
  * addresses its data in the registration from its first iov's addr on,
  * because a cached registration may start before the buffer.
  *
+ * Segment version 5: the header says whether RMA may reach the owner's
+ * memory with CMA (rma_direct) and names its domain's table of published
+ * registrations (util/mbu_keytab.h). Such RMA writes no frame at all.
+ *
  * Version 1. Nothing has been retired yet; a retired field or op keeps its
  * number and gets a comment here. */
 #ifndef MBX_PROTO_H
@@ -36,13 +40,14 @@
 #include "mbu_ring.h"
 
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
-#define MBX_SEG_VERSION	4u
+#define MBX_SEG_VERSION	5u
 #define MBX_WIRE_MAGIC	0x6d62u
 #define MBX_WIRE_VERSION 5u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
 #define MBX_IOV_LIMIT	8
+#define MBX_KT_NAME_MAX	48
 
 /* An endpoint's identity; its text form is the FI_ADDR_STR address
  * "mbx://" followed by the seven fields below as 8 hex digits each, so every
@@ -192,6 +197,12 @@ struct mbx_seg_hdr {
 	_Alignas(64) _Atomic uint32_t nslots_used;	/* highest slot ever claimed + 1 */
 	_Atomic uint32_t claims;	/* bumped on every claim: receivers look again */
 	_Atomic uint32_t closed;	/* the owner closed its endpoint */
+	/* Version 5: RMA to this endpoint may go straight to memory with CMA
+	 * for regions its domain publishes in the table named here (see
+	 * mbu_keytab.h); 0 while the owner must see every access (counters
+	 * of remote accesses on the endpoint) or publishes nothing. */
+	_Alignas(64) _Atomic uint32_t rma_direct;
+	char kt_name[MBX_KT_NAME_MAX];
 };
 
 #define MBX_SEG_HDR_SIZE 4096u

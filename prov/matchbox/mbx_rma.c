@@ -1,10 +1,234 @@
 /* The FI_RMA data calls: fi_read/readv/readmsg, fi_write/writev/writemsg,
  * fi_inject_write, fi_writedata and fi_inject_writedata. Each checks its
- * arguments before it touches any state, then hands the operation to the
- * protocol (mbx_proto_rma in mbx_progress.c), which sends it to the target
- * as frames over the same wire as messages; the target checks the key,
- * range and access and copies (see mbx_proto.h). */
+ * arguments before it touches any state. Toward a peer on this node, a
+ * write or read whose regions the target's domain publishes (see
+ * mbu_keytab.h) moves with CMA straight between the two address spaces and
+ * completes before the call returns: the target's CPU does nothing. All
+ * else goes to the protocol (mbx_proto_rma in mbx_progress.c), which sends
+ * the operation to the target as frames over the same wire as messages;
+ * the target checks the key, range and access and copies (mbx_proto.h).
+ * Frames are also the fallback whenever CMA cannot settle an operation on
+ * its own: CQ data or counters the target must see, a fence, a key not in
+ * the table, or CMA refused by the kernel. */
 #include "mbx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mbu_shm.h"
+
+/* 4096 slots of 64 bytes: 256 KiB of address space per domain, of which
+ * only the pages of slots in use are ever touched. */
+#define MBX_KT_SLOTS 4096u
+/* How long closing a region waits for an initiator still copying into it
+ * (one system call, normally microseconds) before it gives up on one
+ * that died mid-copy. */
+#define MBX_KT_WITHDRAW_NS (10ull * 1000000000ull)
+
+/* ---- the target's side: publishing its registrations ---- */
+
+static uint32_t kt_flags(const struct mbx_mr *mr)
+{
+	return ((mr->access & FI_REMOTE_READ) ? MBU_KT_READ : 0) |
+	       ((mr->access & FI_REMOTE_WRITE) ? MBU_KT_WRITE : 0) |
+	       (mr->cntr ? MBU_KT_OWNER : 0);
+}
+
+void mbx_kt_publish(struct mbx_domain *d, struct mbx_mr *mr)
+{
+	struct mbu_keytab_entry e;
+	int idx;
+
+	if (!d->kt_mem || mr->kt_idx >= 0 || mr->iov_cnt != 1 ||
+	    !(mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return;
+	e.key = mr->mr.key;
+	e.raddr = (d->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)mr->iov[0].iov_base :
+						    mr->offset;
+	e.va = (uint64_t)(uintptr_t)mr->iov[0].iov_base;
+	e.len = mr->len;
+	e.flags = kt_flags(mr);
+	idx = mbu_keytab_publish(&d->kt, &e);
+	if (idx < 0)
+		MBX_INFO(FI_LOG_MR, "registration table full: key 0x%llx served by frames\n",
+			 (unsigned long long)e.key);
+	mr->kt_idx = idx;
+}
+
+void mbx_kt_withdraw(struct mbx_domain *d, struct mbx_mr *mr)
+{
+	if (mr->kt_idx < 0)
+		return;
+	if (mbu_keytab_withdraw(&d->kt, mr->kt_idx, MBX_KT_WITHDRAW_NS))
+		MBX_WARN(FI_LOG_MR, "key 0x%llx: an initiator held it for 10 s and is taken "
+			 "for dead; closing anyway\n", (unsigned long long)mr->mr.key);
+	mr->kt_idx = -1;
+}
+
+void mbx_kt_open(struct mbx_domain *d, const struct mbx_addr *a)
+{
+	static _Atomic uint32_t seq;
+	size_t size = mbu_keytab_size(MBX_KT_SLOTS), i;
+	int ret;
+
+	if (d->kt_mem || d->kt_failed)
+		return;
+	snprintf(d->kt_name, sizeof(d->kt_name), "/mbx-%u-%d-%x-k%x", a->uid, a->pid, a->job,
+		 atomic_fetch_add(&seq, 1));
+	ret = mbu_shm_create(d->kt_name, size, &d->kt_mem);
+	if (ret) {
+		MBX_WARN(FI_LOG_DOMAIN, "cannot create %s (%s): RMA on this node goes by frames\n",
+			 d->kt_name, strerror(-ret));
+		d->kt_failed = true;
+		d->kt_mem = NULL;
+		return;
+	}
+	d->kt_size = size;
+	mbu_keytab_init(&d->kt, d->kt_mem, MBX_KT_SLOTS, a->pid);
+	for (i = 0; d->mrs.slot && i <= d->mrs.mask; i++)
+		if (d->mrs.slot[i] && d->mrs.slot[i] != MBX_MR_TOMB)
+			mbx_kt_publish(d, d->mrs.slot[i]);
+}
+
+void mbx_kt_close(struct mbx_domain *d)
+{
+	if (!d->kt_mem)
+		return;
+	mbu_shm_unlink(d->kt_name);
+	mbu_shm_unmap(d->kt_mem, d->kt_size);
+	d->kt_mem = NULL;
+}
+
+/* ---- the initiator's side ---- */
+
+void mbx_kt_peer_fini(struct mbx_peer *p)
+{
+	if (p->kt_state == MBX_KT_MAPPED)
+		mbu_shm_unmap(p->kt_mem, p->kt_size);
+	p->kt_state = MBX_KT_UNSEEN;
+	p->kt_mem = NULL;
+}
+
+/* The peer's table, mapped at its first use; false while the peer offers
+ * none (not enabled yet, counting remote accesses, or CMA off there). */
+static bool peer_kt(struct mbx_peer *p)
+{
+	struct mbx_seg_hdr *h = p->rseg;
+	char name[MBX_KT_NAME_MAX];
+	size_t size;
+	void *m;
+
+	if (p->kt_state != MBX_KT_UNSEEN)
+		return p->kt_state == MBX_KT_MAPPED;
+	if (!atomic_load_explicit(&h->rma_direct, memory_order_acquire))
+		return false;
+	memcpy(name, h->kt_name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	p->kt_state = MBX_KT_NONE;
+	if (mbu_shm_open(name, &m, &size)) {
+		MBX_INFO(FI_LOG_EP_DATA, "no registration table %s for %s\n", name, p->name);
+		return false;
+	}
+	if (mbu_keytab_attach(&p->kt, m, size) || p->kt.hdr->pid != p->addr.pid) {
+		MBX_WARN(FI_LOG_EP_DATA, "registration table %s of %s is malformed; not using it\n",
+			 name, p->name);
+		mbu_shm_unmap(m, size);
+		return false;
+	}
+	p->kt_mem = m;
+	p->kt_size = size;
+	p->kt_state = MBX_KT_MAPPED;
+	return true;
+}
+
+static void rma_done(struct mbx_ep *ep, const struct mbx_rma_req *r, int err)
+{
+	bool write = r->op == MBX_OP_WRITE;
+	struct mbx_cntr *c = write ? ep->wr_cntr : ep->rd_cntr;
+	uint64_t flags = FI_RMA | (write ? FI_WRITE : FI_READ);
+
+	if (err) {
+		if (ep->tx_cq && (r->context || !(r->opflags & FI_INJECT)))
+			mbx_cq_write_err(ep->tx_cq, r->context, flags, err, 0, 0, 0, 0, NULL,
+					 FI_ADDR_NOTAVAIL);
+		mbx_cntr_inc_err(c);
+		return;
+	}
+	if (ep->tx_cq && (r->opflags & FI_COMPLETION))
+		mbx_cq_write(ep->tx_cq, r->context, flags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
+	mbx_cntr_inc(c);
+}
+
+/* A write or read to a same-node peer straight through memory. 0: done,
+ * completed (with an error entry if the target's table refuses the access,
+ * as its own check would); 1: not for this path, send frames. */
+static int rma_cma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rma_req *r)
+{
+	bool write = r->op == MBX_OP_WRITE;
+	uint32_t need = write ? MBU_KT_WRITE : MBU_KT_READ;
+	struct mbx_wire_iov riov[MBX_IOV_LIMIT];
+	int held[MBX_IOV_LIMIT], err = 0, ret = 1;
+	size_t i, n = 0, nh = 0;
+
+	if (!peer_kt(p) || atomic_load_explicit(&p->rseg->closed, memory_order_acquire))
+		return 1;
+	for (i = 0; i < r->rcnt; i++) {
+		const struct fi_rma_iov *ri = &r->riov[i];
+		struct mbu_keytab_entry e;
+		int idx;
+
+		/* An empty operation names its first region only to be
+		 * counted there, which the target must then do itself. */
+		if (!ri->len && (r->len || i))
+			continue;
+		if (!r->len) {
+			idx = mbu_keytab_acquire(&p->kt, ri->key, &e);
+			if (idx < 0)
+				goto out;
+			held[nh++] = idx;
+			if (e.flags & MBU_KT_OWNER)
+				goto out;
+			continue;
+		}
+		idx = mbu_keytab_acquire(&p->kt, ri->key, &e);
+		if (idx < 0)
+			goto out;	/* unknown here: the target's answer decides */
+		held[nh++] = idx;
+		if (e.flags & MBU_KT_OWNER)
+			goto out;
+		if ((e.flags & need) != need || ri->addr < e.raddr || ri->addr - e.raddr > e.len ||
+		    ri->len > e.len - (ri->addr - e.raddr)) {
+			err = FI_EACCES;	/* what the target's check answers */
+			break;
+		}
+		riov[n].addr = e.va + (ri->addr - e.raddr);
+		riov[n].len = ri->len;
+		n++;
+	}
+	if (!err && r->len) {
+		int moved = mbx_cma_move(p->addr.pid, write, r->iov, r->cnt, riov, n, r->len);
+
+		if (moved == -EPERM || moved == -ENOSYS || moved == -ESRCH) {
+			/* ESRCH: the target is gone, which the frame path reports */
+			if (moved != -ESRCH)
+				MBX_WARN(FI_LOG_EP_DATA, "CMA to pid %d refused (%s); RMA to %s "
+					 "goes by frames\n", p->addr.pid, strerror(-moved), p->name);
+			p->rma_cma_ok = false;
+			goto out;
+		}
+		/* A registered region the target has unmapped, or a bad local
+		 * buffer: the bytes before the fault may have moved. */
+		err = moved ? FI_EFAULT : 0;
+	}
+	ep->stats.rma_cma++;
+	rma_done(ep, r, err);
+	ret = 0;
+out:
+	for (i = 0; i < nh; i++)
+		mbu_keytab_release(&p->kt, held[i]);
+	return ret;
+}
 
 #define MBX_RMA_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
 		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MORE | FI_FENCE | FI_RMA | \
@@ -59,7 +283,19 @@ ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req
 
 	mbx_lock(ep->dom);
 	p = mbx_peer_of(ep, dest);
-	ret = p ? mbx_proto_rma(ep, p, r) : -FI_EADDRNOTAVAIL;
+	if (!p) {
+		mbx_unlock(ep->dom);
+		return -FI_EADDRNOTAVAIL;
+	}
+	/* CMA must not overtake frames still unanswered to the same peer,
+	 * and a fence asks for exactly that order. */
+	if ((r->op == MBX_OP_WRITE || r->op == MBX_OP_READ) && !r->cqdata &&
+	    !(r->opflags & FI_FENCE) && !mbx_peer_connect(ep, p) && !p->net && p->rma_cma_ok &&
+	    !p->rma_out && !rma_cma(ep, p, r)) {
+		mbx_unlock(ep->dom);
+		return 0;
+	}
+	ret = mbx_proto_rma(ep, p, r);
 	if (ret == -FI_EAGAIN)
 		mbx_ep_progress(ep);
 	mbx_unlock(ep->dom);

@@ -279,6 +279,27 @@ Test(ep, options)
 		     -FI_ETOOSMALL);
 }
 
+/* The endpoint counters grew the RMA fields: a caller built with the older
+ * struct gets the fields it knows and nothing written past them. */
+Test(ep, stats_serve_the_older_struct_size)
+{
+	size_t old = offsetof(struct fi_matchbox_stats, rma_cma), len;
+	struct fi_matchbox_stats st;
+
+	memset(&st, 0xa5, sizeof(st));
+	len = old;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len), 0);
+	cr_assert_eq(len, old);
+	cr_assert_eq(st.rma_cma, 0xa5a5a5a5a5a5a5a5ULL);
+	len = sizeof(st);
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len), 0);
+	cr_assert_eq(len, sizeof(st));
+	cr_assert_eq(st.rma_cma, 0);
+	len = old - 1;
+	cr_assert_eq(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &st, &len),
+		     -FI_ETOOSMALL);
+}
+
 /* The net counters grew a field (busy_threshold): a caller built with the
  * older struct gets the fields it knows and nothing written past them. */
 Test(ep, net_stats_serve_the_older_struct_size)

@@ -54,6 +54,8 @@ extern struct fi_provider mbx_prov;
 #define MBX_INFO(sub, ...) FI_INFO(&mbx_prov, sub, __VA_ARGS__)
 
 enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY };
+/* RMA to same-host peers: CMA never, to targets not seen progressing, or always. */
+enum mbx_rma_cma { MBX_RMA_CMA_NEVER, MBX_RMA_CMA_AUTO, MBX_RMA_CMA_ALWAYS };
 enum mbx_conn_mode { MBX_CONN_STATIC, MBX_CONN_ONDEMAND, MBX_CONN_ADAPTIVE, MBX_CONN_PARTIAL };
 
 struct mbx_params {
@@ -93,7 +95,7 @@ struct mbx_params {
 	size_t mr_cache_max_size;
 	bool net_small_dgram;
 	size_t resolve_ms;
-	bool rma_cma;		/* same-node RMA moves data with CMA (mbx_rma.c) */
+	enum mbx_rma_cma rma_cma;	/* same-node RMA with CMA (mbx_rma.c) */
 };
 extern struct mbx_params mbx_param;
 
@@ -435,6 +437,9 @@ struct mbx_peer {
 	uint32_t rma_out;
 	int kt_state;			/* MBX_KT_UNSEEN / _MAPPED / _NONE */
 	bool rma_cma_ok;
+	bool hb_valid;			/* the target's progress count seen once */
+	uint64_t hb_seen, hb_ns;	/* ... its last value, and when it last moved */
+	uint64_t hb_check;		/* when we last looked */
 	struct mbu_keytab kt;
 	void *kt_mem;
 	size_t kt_size;

@@ -324,7 +324,7 @@ static int ep_enable(struct mbx_ep *ep)
 				      memory_order_release);
 	/* Same-node initiators may go straight to our memory unless we must
 	 * see each access to count it; the table is the domain's. */
-	if (ep->seg && mbx_param.rma_cma && (ep->caps & FI_RMA) &&
+	if (ep->seg && mbx_param.rma_cma != MBX_RMA_CMA_NEVER && (ep->caps & FI_RMA) &&
 	    (ep->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !ep->rwr_cntr && !ep->rrd_cntr) {
 		mbx_kt_open(ep->dom, &ep->addr);
 		if (ep->dom->kt_mem) {

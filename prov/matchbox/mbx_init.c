@@ -42,7 +42,7 @@ struct mbx_params mbx_param = {
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
 	.resolve_ms = 5000,
-	.rma_cma = true,
+	.rma_cma = MBX_RMA_CMA_AUTO,
 };
 
 static void get_size(const char *name, size_t *v, size_t lo, size_t hi);
@@ -234,8 +234,8 @@ void mbx_params_init(void)
 	fi_param_define(&mbx_prov, "resolve_ms", FI_PARAM_SIZE_T,
 			"How long fi_av_insert waits for an endpoint named by IP address and port to tell its full address (default: %zu)",
 			mbx_param.resolve_ms);
-	fi_param_define(&mbx_prov, "rma_cma", FI_PARAM_BOOL,
-			"RMA between endpoints on one node moves data with CMA, without the target's CPU; 0: through the target's progress (default: 1)");
+	fi_param_define(&mbx_prov, "rma_cma", FI_PARAM_STRING,
+			"RMA between endpoints on one node: auto (CMA, without the target's CPU, to a target not seen progressing; frames through its progress to one that is), always (CMA), or never (default: auto)");
 	fi_param_define(&mbx_prov, "job", FI_PARAM_STRING,
 			"Job key; endpoints with different keys never exchange data (default: PMIX_NAMESPACE, else SLURM_JOB_ID, else \"default\")");
 
@@ -251,8 +251,6 @@ void mbx_params_init(void)
 	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);
 	get_size("nt_min", &mbx_param.nt_min, 0, SIZE_MAX);
 	get_size("resolve_ms", &mbx_param.resolve_ms, 1, 3600000);
-	if (fi_param_get_bool(&mbx_prov, "rma_cma", &v) == FI_SUCCESS)
-		mbx_param.rma_cma = v;
 	if (fi_param_get_int(&mbx_prov, "spin_us", &v) == FI_SUCCESS && v >= 0)
 		mbx_param.spin_us = v;
 	if (!is_pow2(mbx_param.ring_size)) {
@@ -272,6 +270,15 @@ void mbx_params_init(void)
 			mbx_param.large_proto = MBX_LARGE_COPY;
 		else if (strcmp(s, "auto"))
 			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_LARGE_PROTO=%s unknown; using auto\n", s);
+	}
+	s = NULL;
+	if (fi_param_get_str(&mbx_prov, "rma_cma", &s) == FI_SUCCESS && s) {
+		if (!strcmp(s, "always") || !strcmp(s, "1"))
+			mbx_param.rma_cma = MBX_RMA_CMA_ALWAYS;
+		else if (!strcmp(s, "never") || !strcmp(s, "0"))
+			mbx_param.rma_cma = MBX_RMA_CMA_NEVER;
+		else if (strcmp(s, "auto"))
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_RMA_CMA=%s unknown; using auto\n", s);
 	}
 	s = NULL;
 	if (fi_param_get_str(&mbx_prov, "job", &s) != FI_SUCCESS || !s) {

@@ -126,7 +126,7 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
 	mbx_format_addr(a, p->name, sizeof(p->name));
 	p->rxslot = -1;
 	p->cma_ok = mbx_param.large_proto != MBX_LARGE_COPY;
-	p->rma_cma_ok = mbx_param.rma_cma;
+	p->rma_cma_ok = mbx_param.rma_cma != MBX_RMA_CMA_NEVER;
 	p->fiaddr = FI_ADDR_NOTAVAIL;
 	p->fiaddr_gen = UINT64_MAX;
 	p->eager_limit = ep->eager_limit;
@@ -2104,7 +2104,11 @@ void mbx_ep_progress(struct mbx_ep *ep)
 		drain_chunks(ep);
 	if (ep->net && !(ep->progress_ticks & ep->net_mask))
 		mbx_net_progress(ep);
-	if (!(++ep->progress_ticks & 1023)) {
+	/* Published for RMA initiators (mbx_rma.c): a target that keeps
+	 * progressing serves frames faster than a CMA system call. */
+	if (!(++ep->progress_ticks & 15))
+		atomic_store_explicit(&ep->seg->ticks, ep->progress_ticks, memory_order_relaxed);
+	if (!(ep->progress_ticks & 1023)) {
 		check_liveness(ep);
 		mbx_name_poll(ep);
 	}

@@ -203,6 +203,9 @@ struct mbx_seg_hdr {
 	 * of remote accesses on the endpoint) or publishes nothing. */
 	_Alignas(64) _Atomic uint32_t rma_direct;
 	char kt_name[MBX_KT_NAME_MAX];
+	/* The owner's progress calls, published every 16th: an initiator
+	 * that sees it move knows the owner is serving frames now. */
+	_Alignas(64) _Atomic uint64_t ticks;
 };
 
 #define MBX_SEG_HDR_SIZE 4096u

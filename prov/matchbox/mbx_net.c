@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "mbu_credit.h"
@@ -235,6 +236,11 @@ struct mbx_net {
 	uint64_t dgram_hot_ns, eq_hot_ns;	/* polled on every call until */
 	uint32_t polls;
 	struct fi_matchbox_net_stats st;
+	/* Sleeping in descriptors (mbx_wait.c): the core CQs' and EQ's wait
+	 * descriptors (-1 where the core has none), and a timer that wakes a
+	 * sleeper now and then so that probes and timeouts still run. */
+	int wfd[3];
+	int timer_fd;
 };
 
 static inline struct nhdr *nb_hdr(struct nbuf *b)
@@ -2008,6 +2014,8 @@ static void net_free(struct mbx_net *n)
 	while (!mbu_dlist_empty(&n->conns))
 		conn_free(mbu_container_of(n->conns.next, struct mbx_conn, link));
 	mbu_rcache_fini(&n->rc);
+	if (n->timer_fd >= 0)
+		close(n->timer_fd);
 	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
 		if (fids[i])
 			fi_close(fids[i]);
@@ -2020,14 +2028,112 @@ static void net_free(struct mbx_net *n)
 	free(n);
 }
 
+/* A CQ with a wait descriptor where the core offers one, else without. */
+static int cq_open(struct fid_domain *dom, struct fi_cq_attr *attr, struct fid_cq **cq)
+{
+	int ret = fi_cq_open(dom, attr, cq, NULL);
+
+	if (ret) {
+		attr->wait_obj = FI_WAIT_NONE;
+		ret = fi_cq_open(dom, attr, cq, NULL);
+	}
+	return ret;
+}
+
+static int wait_fd_of(struct fid *f)
+{
+	int fd = -1;
+
+	return f && !fi_control(f, FI_GETWAIT, &fd) ? fd : -1;
+}
+
+int mbx_net_wait_fds(struct mbx_ep *ep, int *fds)
+{
+	struct mbx_net *n = ep->net;
+	int i, k = 0;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (n->wfd[i] >= 0)
+			fds[k++] = n->wfd[i];
+	if (n->timer_fd >= 0)
+		fds[k++] = n->timer_fd;
+	return k;
+}
+
+/* How often a sleeper with net peers is woken to run the net wire's
+ * timers: the dead-peer probes and the idle scans run every 100 ms. */
+#define SLEEP_TICK_NS 100000000ULL
+
+int mbx_net_arm(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	struct fid *uf[1], *mf[2];
+	struct itimerspec its = { .it_value = { 0, (long)SLEEP_TICK_NS } };
+	struct mbu_dlist *it;
+	int ret;
+
+	if (!n)
+		return 0;
+	if (n->wfd[0] < 0 || n->wfd[1] < 0 || n->wfd[2] < 0 || n->timer_fd < 0)
+		return mbu_dlist_empty(&n->peers) ? 0 : -FI_EBUSY;
+	/* Only polling moves a retransmission, an acknowledgement or credit
+	 * owed, or frames still on their way out or in. */
+	mbu_dlist_foreach(&n->peers, it) {
+		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, link);
+		struct mbu_frame *f;
+
+		if (np->failed)
+			continue;
+		if (mbu_rel_tx_inflight(&np->rtx) || np->need_ack || !mbu_dlist_empty(&np->inq) ||
+		    mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
+			return -FI_EBUSY;
+		for (int k = 0; k < CL_N; k++)
+			if (cl_up(&np->cl[k]) && np->cl[k].rx.owed)
+				return -FI_EBUSY;
+	}
+	uf[0] = &n->ucq->fid;
+	mf[0] = &n->mcq->fid;
+	mf[1] = &n->eq->fid;
+	ret = fi_trywait(n->ufab, uf, 1);
+	if (!ret)
+		ret = fi_trywait(n->mfab, mf, 2);
+	if (ret == -FI_EAGAIN) {
+		/* Read every channel on the next calls, not one in COLD_POLLS. */
+		n->dgram_hot_ns = n->eq_hot_ns = mbu_now_ns() + HOT_NS;
+		return -FI_EAGAIN;
+	}
+	if (ret)
+		return -FI_EBUSY;
+	if (!mbu_dlist_empty(&n->peers) && timerfd_settime(n->timer_fd, 0, &its, NULL))
+		return -FI_EBUSY;
+	return 0;
+}
+
+void mbx_net_disarm(struct mbx_ep *ep)
+{
+	struct mbx_net *n = ep->net;
+	struct itimerspec off = { { 0, 0 }, { 0, 0 } };
+	uint64_t v;
+
+	if (!n || n->timer_fd < 0)
+		return;
+	(void)timerfd_settime(n->timer_fd, 0, &off, NULL);
+	while (read(n->timer_fd, &v, sizeof(v)) > 0)
+		;
+}
+
 int mbx_net_open(struct mbx_ep *ep)
 {
 	static const char *const msg_order[] = { "verbs", "tcp", NULL };
 	static const char *const dgram_order[] = { "verbs", "udp", NULL };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr ucq_attr = { .format = FI_CQ_FORMAT_MSG, .size = UCQ_SIZE };
-	struct fi_cq_attr mcq_attr = { .format = FI_CQ_FORMAT_MSG, .size = MCQ_SIZE };
-	struct fi_eq_attr eq_attr = { .size = 256 };
+	struct fi_cq_attr ucq_attr = { .format = FI_CQ_FORMAT_MSG, .size = UCQ_SIZE,
+				       .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr mcq_attr = { .format = FI_CQ_FORMAT_MSG, .size = MCQ_SIZE,
+				       .wait_obj = FI_WAIT_FD };
+	struct fi_eq_attr eq_attr = { .size = 256, .wait_obj = FI_WAIT_FD };
 	struct fi_rx_attr srx_attr = { .size = 4096 };
 	struct mbx_net *n;
 	uint16_t uport, mport;
@@ -2046,6 +2152,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -FI_ENOMEM;
+	n->timer_fd = n->wfd[0] = n->wfd[1] = n->wfd[2] = -1;
 	mbu_dlist_init(&n->peers);
 	mbu_dlist_init(&n->conns);
 	n->credits = (uint32_t)mbx_param.net_credits;
@@ -2093,7 +2200,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	if (!ret)
 		ret = fi_av_open(n->udom, &av_attr, &n->uav, NULL);
 	if (!ret)
-		ret = fi_cq_open(n->udom, &ucq_attr, &n->ucq, NULL);
+		ret = cq_open(n->udom, &ucq_attr, &n->ucq);
 	if (!ret)
 		ret = fi_endpoint(n->udom, n->uinfo, &n->uep, NULL);
 	if (!ret)
@@ -2115,10 +2222,15 @@ int mbx_net_open(struct mbx_ep *ep)
 			 mbx_param.mr_cache_max_count, mbx_param.mr_cache_max_size,
 			 mbu_rcache_monitor(&why), why ? ": " : "", why ? why : "");
 	}
-	if (!ret)
+	if (!ret) {
 		ret = fi_eq_open(n->mfab, &eq_attr, &n->eq, NULL);
+		if (ret) {
+			eq_attr.wait_obj = FI_WAIT_NONE;
+			ret = fi_eq_open(n->mfab, &eq_attr, &n->eq, NULL);
+		}
+	}
 	if (!ret)
-		ret = fi_cq_open(n->mdom, &mcq_attr, &n->mcq, NULL);
+		ret = cq_open(n->mdom, &mcq_attr, &n->mcq);
 	if (!ret)
 		ret = fi_srx_context(n->mdom, &srx_attr, &n->srx[CL_HI], NULL);
 	if (!ret)
@@ -2143,6 +2255,13 @@ int mbx_net_open(struct mbx_ep *ep)
 		net_free(n);
 		return 0;
 	}
+	n->wfd[0] = wait_fd_of(&n->ucq->fid);
+	n->wfd[1] = wait_fd_of(&n->mcq->fid);
+	n->wfd[2] = wait_fd_of(&n->eq->fid);
+	n->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (n->wfd[0] < 0 || n->wfd[1] < 0 || n->wfd[2] < 0 || n->timer_fd < 0)
+		MBX_INFO(FI_LOG_EP_CTRL, "the net wire's core offers no wait descriptors: "
+			 "descriptor waits poll while there are net peers\n");
 	ep->net = n;
 	n->ep = ep;
 	post_dgram(n);

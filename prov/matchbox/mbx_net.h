@@ -49,6 +49,15 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx);
 void mbx_net_progress(struct mbx_ep *ep);
 /* Something is under way that only polling will move. */
 bool mbx_net_busy(struct mbx_ep *ep);
+/* Sleeping in descriptors: the net wire's descriptors that become readable
+ * when it has work (at most 4, into fds; their number); then, after
+ * progress, whether the endpoint may sleep in them now: 0 yes, -FI_EAGAIN
+ * work arrived, -FI_EBUSY only polling moves what is under way. Arming
+ * starts a timer that wakes the sleeper within 100 ms while there are net
+ * peers; disarming stops it. */
+int mbx_net_wait_fds(struct mbx_ep *ep, int *fds);
+int mbx_net_arm(struct mbx_ep *ep);
+void mbx_net_disarm(struct mbx_ep *ep);
 void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s);
 
 #endif

@@ -11,7 +11,12 @@
  * more for work (the fence pairs with the senders': either it sees their
  * frame or they see it armed). A sender that finds the segment armed sends
  * one byte to the wake socket, which makes the epoll set readable. The next
- * progress of the endpoint disarms it and empties the socket. */
+ * progress of the endpoint disarms it and empties the socket. An endpoint
+ * with a net wire also puts the wait descriptors of the wire's core CQs and
+ * EQ there (and a timer that wakes it within 100 ms while it has net peers,
+ * for the wire's probes and timeouts); it arms only when the core's
+ * fi_trywait agrees and nothing under way needs polling (datagrams not yet
+ * acknowledged, acknowledgements or credit owed, frames on their way). */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -114,6 +119,7 @@ int mbx_wake_attach(struct mbx_ep *ep)
 	socklen_t len;
 	char name[sizeof(ep->seg->wake_name)];
 	size_t i;
+	int fds[4], nfds, k;
 	bool any = false;
 
 	for (i = 0; i < sizeof(ws) / sizeof(ws[0]); i++)
@@ -131,11 +137,14 @@ int mbx_wake_attach(struct mbx_ep *ep)
 		return -FI_EOTHER;
 	}
 	memcpy(ep->seg->wake_name, name, sizeof(name));
+	nfds = mbx_net_wait_fds(ep, fds);
 	for (i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
 		if (!ws[i])
 			continue;
 		add_fd(epfd_of(ws[i]), ep->wake_fd);
 		add_fd(epfd_of(ws[i]), ep->name_fd);
+		for (k = 0; k < nfds; k++)
+			add_fd(epfd_of(ws[i]), fds[k]);
 	}
 	return 0;
 }
@@ -144,6 +153,7 @@ void mbx_ep_disarm(struct mbx_ep *ep)
 {
 	if (!ep->armed)
 		return;
+	mbx_net_disarm(ep);
 	ep->armed = false;
 	atomic_store(&ep->seg->fd_armed, 0);
 	atomic_fetch_sub(&ep->seg->sleepers, 1);
@@ -165,11 +175,16 @@ void mbx_wake_detach(struct mbx_ep *ep)
  * sleeping there would miss work. */
 static int ep_arm(struct mbx_ep *ep)
 {
-	/* -FI_EBUSY: nothing would wake the descriptor (net completions
-	 * ring none of ours yet): the caller must keep polling. */
-	if (!ep->enabled || ep->wake_fd < 0 || mbx_net_busy(ep))
+	int ret;
+
+	/* -FI_EBUSY: nothing would wake the descriptor: the caller must keep
+	 * polling. */
+	if (!ep->enabled || ep->wake_fd < 0)
 		return -FI_EBUSY;
 	mbx_name_poll(ep);
+	ret = mbx_net_arm(ep);
+	if (ret)
+		return ret;
 	if (!ep->armed) {
 		atomic_fetch_add(&ep->seg->sleepers, 1);
 		atomic_store(&ep->seg->fd_armed, 1);

@@ -116,11 +116,13 @@ client_server() {
 		-p matchbox -P 9531 -m none
 	check "ftx_atomic: every operation and datatype against a model, 2 hosts" cs_hosts \
 		ftx_atomic -p matchbox -P 9551 -S
-	# Across hosts fi_trywait keeps answering -FI_EAGAIN (net completions
-	# wake no descriptor yet), so only the wait set, which then sleeps a
-	# millisecond at a time, runs here.
+	# Sleeping in epoll on the CQ's and counter's descriptors, and in a
+	# wait set, while the messages come from the other host (the core
+	# CQs' descriptors are in the epoll sets).
+	check "ftx_wait: epoll on FI_GETWAIT descriptors after fi_trywait, 2 hosts" cs_hosts \
+		ftx_wait -p matchbox -P 9561 -W fd
 	check "ftx_wait: a wait set over a CQ and a counter, 2 hosts" cs_hosts ftx_wait \
-		-p matchbox -P 9561 -W set
+		-p matchbox -P 9565 -W set
 	# tcp;ofi_rxm does not enforce access rights at the target (1.17): -V.
 	check "ftx_rma over tcp;ofi_rxm (the bed without matchbox), 2 hosts" cs_hosts ftx_rma \
 		-p "tcp;ofi_rxm" -P 9541 -V

@@ -651,6 +651,11 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 /* A checked RMA or atomic operation to `dest`, under the domain lock
  * (mbx_rma.c); progress is made if the ring is full. */
 ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req *r);
+/* The initiator's completion of a send, RMA or atomic: a CQ entry (an error
+ * entry, or a warning for a failed inject without context) and the count
+ * in `cntr`. */
+void mbx_tx_report(struct mbx_ep *ep, struct mbx_cntr *cntr, void *context, uint64_t flags,
+		   uint64_t opflags, uint64_t tag, int err, const struct mbx_peer *p);
 /* Move `take` bytes between our iovecs and another process's with CMA
  * (write: ours to theirs); 0 or a negative errno. */
 int mbx_cma_move(pid_t pid, bool write, const struct iovec *liov, size_t lcnt,

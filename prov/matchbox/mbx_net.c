@@ -2047,6 +2047,11 @@ static int wait_fd_of(struct fid *f)
 	return f && !fi_control(f, FI_GETWAIT, &fd) ? fd : -1;
 }
 
+static bool have_wait_fds(const struct mbx_net *n)
+{
+	return n->wfd[0] >= 0 && n->wfd[1] >= 0 && n->wfd[2] >= 0 && n->timer_fd >= 0;
+}
+
 int mbx_net_wait_fds(struct mbx_ep *ep, int *fds)
 {
 	struct mbx_net *n = ep->net;
@@ -2076,7 +2081,7 @@ int mbx_net_arm(struct mbx_ep *ep)
 
 	if (!n)
 		return 0;
-	if (n->wfd[0] < 0 || n->wfd[1] < 0 || n->wfd[2] < 0 || n->timer_fd < 0)
+	if (!have_wait_fds(n))
 		return mbu_dlist_empty(&n->peers) ? 0 : -FI_EBUSY;
 	/* Only polling moves a retransmission, an acknowledgement or credit
 	 * owed, or frames still on their way out or in. */
@@ -2259,7 +2264,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->wfd[1] = wait_fd_of(&n->mcq->fid);
 	n->wfd[2] = wait_fd_of(&n->eq->fid);
 	n->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (n->wfd[0] < 0 || n->wfd[1] < 0 || n->wfd[2] < 0 || n->timer_fd < 0)
+	if (!have_wait_fds(n))
 		MBX_INFO(FI_LOG_EP_CTRL, "the net wire's core offers no wait descriptors: "
 			 "descriptor waits poll while there are net peers\n");
 	ep->net = n;

@@ -329,29 +329,30 @@ static struct mbx_cntr *tx_cntr_of(struct mbx_ep *ep, const struct mbx_tx *tx)
 	       ep->tx_cntr;
 }
 
-static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
+void mbx_tx_report(struct mbx_ep *ep, struct mbx_cntr *cntr, void *context, uint64_t flags,
+		   uint64_t opflags, uint64_t tag, int err, const struct mbx_peer *p)
 {
-	struct mbx_cntr *cntr = tx_cntr_of(ep, tx);
-
-	if (tx->op == MBX_OP_RDATA) {
-		/* A read we served: nobody here waits for it. */
-		tx_free(ep, tx);
-		return;
-	}
 	if (err) {
-		if (ep->tx_cq && (tx->context || !(tx->opflags & FI_INJECT)))
-			mbx_cq_write_err(ep->tx_cq, tx->context, tx->flags, err, 0, 0,
-					 tx->tag, 0, NULL, FI_ADDR_NOTAVAIL);
+		if (ep->tx_cq && (context || !(opflags & FI_INJECT)))
+			mbx_cq_write_err(ep->tx_cq, context, flags, err, 0, 0, tag, 0, NULL,
+					 FI_ADDR_NOTAVAIL);
 		else
-			MBX_WARN(FI_LOG_EP_DATA, "an injected send to %s failed: %s\n",
-				 tx->peer ? tx->peer->name : "a peer", fi_strerror(err));
+			MBX_WARN(FI_LOG_EP_DATA, "an injected operation to %s failed: %s\n",
+				 p ? p->name : "a peer", fi_strerror(err));
 		mbx_cntr_inc_err(cntr);
 	} else {
-		if (ep->tx_cq && (tx->opflags & FI_COMPLETION))
-			mbx_cq_write(ep->tx_cq, tx->context, tx->flags, 0, NULL, 0, 0,
-				     FI_ADDR_NOTAVAIL);
+		if (ep->tx_cq && (opflags & FI_COMPLETION))
+			mbx_cq_write(ep->tx_cq, context, flags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
 		mbx_cntr_inc(cntr);
 	}
+}
+
+static void tx_complete(struct mbx_ep *ep, struct mbx_tx *tx, int err)
+{
+	/* A read we served (RDATA): nobody here waits for it. */
+	if (tx->op != MBX_OP_RDATA)
+		mbx_tx_report(ep, tx_cntr_of(ep, tx), tx->context, tx->flags, tx->opflags,
+			      tx->tag, err, tx->peer);
 	tx_free(ep, tx);
 }
 

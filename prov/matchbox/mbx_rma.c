@@ -172,24 +172,6 @@ static bool target_active(struct mbx_peer *p)
 	return now - p->hb_ns < MBX_TARGET_ACTIVE_NS;
 }
 
-static void rma_done(struct mbx_ep *ep, const struct mbx_rma_req *r, int err)
-{
-	bool write = r->op == MBX_OP_WRITE;
-	struct mbx_cntr *c = write ? ep->wr_cntr : ep->rd_cntr;
-	uint64_t flags = FI_RMA | (write ? FI_WRITE : FI_READ);
-
-	if (err) {
-		if (ep->tx_cq && (r->context || !(r->opflags & FI_INJECT)))
-			mbx_cq_write_err(ep->tx_cq, r->context, flags, err, 0, 0, 0, 0, NULL,
-					 FI_ADDR_NOTAVAIL);
-		mbx_cntr_inc_err(c);
-		return;
-	}
-	if (ep->tx_cq && (r->opflags & FI_COMPLETION))
-		mbx_cq_write(ep->tx_cq, r->context, flags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
-	mbx_cntr_inc(c);
-}
-
 /* A write or read to a same-node peer straight through memory. 0: done,
  * completed (with an error entry if the target's table refuses the access,
  * as its own check would); 1: not for this path, send frames. */
@@ -254,7 +236,8 @@ static int rma_cma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rma_r
 		err = moved ? FI_EFAULT : 0;
 	}
 	ep->stats.rma_cma++;
-	rma_done(ep, r, err);
+	mbx_tx_report(ep, write ? ep->wr_cntr : ep->rd_cntr, r->context,
+		      FI_RMA | (write ? FI_WRITE : FI_READ), r->opflags, 0, err, p);
 	ret = 0;
 out:
 	for (i = 0; i < nh; i++)

@@ -356,6 +356,49 @@ MBMPI_FN(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int rec
 				     MPI_Op op, MPI_Comm comm))
 MBMPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
 MBMPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+MBMPI_FN(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+			  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* Non-blocking collectives */
+MBMPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+			MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+			   MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+			 MPI_Request *req))
+MBMPI_FN(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+			  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+			  MPI_Request *req))
+MBMPI_FN(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+			    MPI_Request *req))
+MBMPI_FN(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+			   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+			   MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+			   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt,
+				MPI_Op op, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt,
+				      MPI_Op op, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		      MPI_Request *req))
+MBMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+			MPI_Request *req))
+
 MBMPI_FN(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op))
 MBMPI_FN(int, Op_free, (MPI_Op *op))
 MBMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))

@@ -140,6 +140,7 @@ struct mbmpi_comm {
 	struct mbmpi_group *group;
 	fi_addr_t *addr;         /* comm rank -> fabric address */
 	MPI_Errhandler errh;
+	uint32_t nbc_seq;        /* non-blocking collectives started on it */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -160,7 +161,8 @@ void mbmpi_comm_fini(void);
 struct mbmpi_group *mbmpi_group(MPI_Group h);
 
 /* ---- Requests ---- */
-enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW };
+/* NBC: a non-blocking collective, completed by its schedule (mbmpi_nbc.c). */
+enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC };
 enum mbmpi_mode { MBMPI_STD = 0, MBMPI_SYNC, MBMPI_READY, MBMPI_BUF };
 
 struct mbmpi_fop;
@@ -279,6 +281,19 @@ void mbmpi_errh_release(MPI_Errhandler h);
 void mbmpi_idle(int *spins);
 int mbmpi_progress(void);
 
+/* Schedules of non-blocking collectives advance wherever the engine is
+ * polled; with none started the cost is one load. */
+extern int mbmpi_nbc_live;
+int mbmpi_nbc_progress(void);
+static inline int mbmpi_poll(void)
+{
+	int n = mbmpi.eng->progress();
+
+	if (MBMPI_UNLIKELY(mbmpi_nbc_live))
+		n += mbmpi_nbc_progress();
+	return n;
+}
+
 /* Point-to-point internals used by collectives and the MPI calls. */
 int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,
 		struct mbmpi_comm *c, uint32_t ctx, int mode, struct mbmpi_req **out);
@@ -296,6 +311,10 @@ void mbmpi_fop_free(struct mbmpi_fop *f);
 void mbmpi_p2p_fini(void);
 
 /* Collectives. */
+int mbmpi_coll_check_buf(const void *buf, int count, MPI_Datatype dt);
+int mbmpi_coll_check_counts(const int *counts, const int *displs, MPI_Datatype dt, int n);
+int mbmpi_coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+			    bool need_rbuf);
 int mbmpi_barrier(struct mbmpi_comm *c);
 int mbmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 		    struct mbmpi_comm *c);

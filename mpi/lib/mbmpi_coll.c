@@ -903,7 +903,7 @@ static int mbmpi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 	if ((ret = mbmpi_check_comm(comm, &c)))                  \
 		return MBMPI_ERR(NULL, ret);
 
-static int c_check_buf(const void *buf, int count, MPI_Datatype dt)
+int mbmpi_coll_check_buf(const void *buf, int count, MPI_Datatype dt)
 {
 	if (count < 0)
 		return MPI_ERR_COUNT;
@@ -914,7 +914,7 @@ static int c_check_buf(const void *buf, int count, MPI_Datatype dt)
 	return MPI_SUCCESS;
 }
 
-static int c_check_counts(const int *counts, const int *displs, MPI_Datatype dt, int n)
+int mbmpi_coll_check_counts(const int *counts, const int *displs, MPI_Datatype dt, int n)
 {
 	if (!counts || !displs)
 		return MPI_ERR_ARG;
@@ -941,7 +941,7 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 	int ret;
 
 	COLL_COMM(comm, c);
-	if ((ret = c_check_buf(buf, count, dt)))
+	if ((ret = mbmpi_coll_check_buf(buf, count, dt)))
 		return MBMPI_ERR(c, ret);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
@@ -950,14 +950,14 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 }
 MBMPI_ALIAS(Bcast)
 
-static int c_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+int mbmpi_coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 			  bool need_rbuf)
 {
 	int ret;
 
-	if ((ret = c_check_buf(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt)))
+	if ((ret = mbmpi_coll_check_buf(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt)))
 		return ret;
-	if (need_rbuf && (ret = c_check_buf(rbuf, count, dt)))
+	if (need_rbuf && (ret = mbmpi_coll_check_buf(rbuf, count, dt)))
 		return ret;
 	return mbmpi_op_check(op, dt);
 }
@@ -971,7 +971,7 @@ int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op
 	COLL_COMM(comm, c);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
-	if ((ret = c_check_reduce(c->rank == root ? sbuf : (sbuf == MPI_IN_PLACE ? NULL : sbuf),
+	if ((ret = mbmpi_coll_check_reduce(c->rank == root ? sbuf : (sbuf == MPI_IN_PLACE ? NULL : sbuf),
 				  rbuf, count, dt, op, c->rank == root)))
 		return MBMPI_ERR(c, ret);
 	if (!count)
@@ -987,7 +987,7 @@ int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 	int ret;
 
 	COLL_COMM(comm, c);
-	if ((ret = c_check_reduce(sbuf, rbuf, count, dt, op, true)))
+	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_allreduce(sbuf, rbuf, count, dt, op, c);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
@@ -1003,9 +1003,9 @@ int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int r
 	COLL_COMM(comm, c);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_buf(sbuf, scount, st)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
-	if (c->rank == root && (ret = c_check_buf(rbuf, rcount, rt)))
+	if (c->rank == root && (ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_gather(sbuf, scount, sbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(st), rbuf, rcount,
 			   c->rank == root ? mbmpi_dt(rt) : NULL, root, c);
@@ -1022,9 +1022,9 @@ int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int 
 	COLL_COMM(comm, c);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
-	if (c->rank == root && (ret = c_check_buf(sbuf, scount, st)))
+	if (c->rank == root && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
-	if (rbuf != MPI_IN_PLACE && (ret = c_check_buf(rbuf, rcount, rt)))
+	if (rbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_scatter(sbuf, scount, c->rank == root ? mbmpi_dt(st) : NULL, rbuf, rcount,
 			    rbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(rt), root, c);
@@ -1041,13 +1041,13 @@ int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, cons
 	COLL_COMM(comm, c);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_buf(sbuf, scount, st)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
 	if (c->rank != root) {
 		ret = c_send(sbuf, (size_t)scount, mbmpi_dt(st), root, T_GATHER, c);
 		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 	}
-	if ((ret = c_check_counts(rcounts, displs, rt, c->size)))
+	if ((ret = mbmpi_coll_check_counts(rcounts, displs, rt, c->size)))
 		return MBMPI_ERR(c, ret);
 	{
 		struct mbmpi_req **rq = calloc((size_t)c->size, sizeof(*rq));
@@ -1079,13 +1079,13 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI
 	COLL_COMM(comm, c);
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
-	if (rbuf != MPI_IN_PLACE && (ret = c_check_buf(rbuf, rcount, rt)))
+	if (rbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
 		return MBMPI_ERR(c, ret);
 	if (c->rank != root) {
 		ret = c_recv(rbuf, (size_t)rcount, mbmpi_dt(rt), root, T_SCATTER, c);
 		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 	}
-	if ((ret = c_check_counts(scounts, displs, st, c->size)))
+	if ((ret = mbmpi_coll_check_counts(scounts, displs, st, c->size)))
 		return MBMPI_ERR(c, ret);
 	{
 		struct mbmpi_req **rq = calloc((size_t)c->size, sizeof(*rq));
@@ -1117,9 +1117,9 @@ int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, in
 	int ret;
 
 	COLL_COMM(comm, c);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_buf(sbuf, scount, st)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
-	if ((ret = c_check_buf(rbuf, rcount, rt)))
+	if ((ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_allgather(sbuf, scount, sbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(st), rbuf, rcount,
 			      mbmpi_dt(rt), c);
@@ -1134,9 +1134,9 @@ int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, c
 	int ret;
 
 	COLL_COMM(comm, c);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_buf(sbuf, scount, st)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
-	if ((ret = c_check_counts(rcounts, displs, rt, c->size)))
+	if ((ret = mbmpi_coll_check_counts(rcounts, displs, rt, c->size)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_allgatherv(sbuf, scount, sbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(st), rbuf,
 			       rcounts, displs, mbmpi_dt(rt), c, false);
@@ -1151,9 +1151,9 @@ int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int
 	int ret;
 
 	COLL_COMM(comm, c);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_buf(sbuf, scount, st)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
-	if ((ret = c_check_buf(rbuf, rcount, rt)))
+	if ((ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_alltoall(sbuf, scount, sbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(st), rbuf, rcount,
 			     mbmpi_dt(rt), c);
@@ -1168,9 +1168,9 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
 	int ret;
 
 	COLL_COMM(comm, c);
-	if (sbuf != MPI_IN_PLACE && (ret = c_check_counts(scounts, sdispls, st, c->size)))
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_counts(scounts, sdispls, st, c->size)))
 		return MBMPI_ERR(c, ret);
-	if ((ret = c_check_counts(rcounts, rdispls, rt, c->size)))
+	if ((ret = mbmpi_coll_check_counts(rcounts, rdispls, rt, c->size)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_alltoallv(sbuf, scounts, sdispls, sbuf == MPI_IN_PLACE ? NULL : mbmpi_dt(st),
 			      rbuf, rcounts, rdispls, mbmpi_dt(rt), c);
@@ -1226,7 +1226,7 @@ static int c_scan_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	int ret;
 
 	COLL_COMM(comm, c);
-	if ((ret = c_check_reduce(sbuf, rbuf, count, dt, op, true)))
+	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
 		return MBMPI_ERR(c, ret);
 	if (!count)
 		return MPI_SUCCESS;

@@ -108,7 +108,7 @@ void mbmpi_req_done(struct mbmpi_req *r)
 
 int mbmpi_progress(void)
 {
-	return mbmpi.eng->progress();
+	return mbmpi_poll();
 }
 
 /* ---- Argument checks ---- */
@@ -283,7 +283,7 @@ static void mbmpi_progress_until(struct mbmpi_req *r)
 	int spins = 0;
 
 	while (!r->complete) {
-		if (!mbmpi.eng->progress())
+		if (!mbmpi_poll())
 			mbmpi_idle(&spins);
 	}
 }
@@ -351,7 +351,7 @@ int mbmpi_waitall(int n, struct mbmpi_req **rs)
 		}
 		if (all || failed)
 			break;
-		if (!mbmpi.eng->progress())
+		if (!mbmpi_poll())
 			mbmpi_idle(&spins);
 	}
 	if (failed)
@@ -411,7 +411,7 @@ int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *st)
 		return MPI_SUCCESS;
 	}
 	if (!(*h)->complete)
-		mbmpi.eng->progress();
+		mbmpi_poll();
 	*flag = (*h)->complete;
 	if (!*flag)
 		return MPI_SUCCESS;
@@ -433,7 +433,7 @@ int PMPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st)
 		return MPI_SUCCESS;
 	}
 	if (!r->complete)
-		mbmpi.eng->progress();
+		mbmpi_poll();
 	*flag = r->complete;
 	if (*flag)
 		mbmpi_copy_status(st, r, false);
@@ -503,7 +503,7 @@ int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
 		for (int i = 0; i < n; i++)
 			if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
 				all = false;
-		if (!all && !mbmpi.eng->progress())
+		if (!all && !mbmpi_poll())
 			mbmpi_idle(&spins);
 	} while (!all);
 	return mbmpi_retire_all(n, hs, sts);
@@ -515,7 +515,7 @@ int PMPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
 	MBMPI_CHECK_INIT();
 	if (n < 0 || (n && !hs) || !flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	mbmpi.eng->progress();
+	mbmpi_poll();
 	*flag = 1;
 	for (int i = 0; i < n; i++)
 		if (!mbmpi_req_inactive(hs[i]) && !hs[i]->complete)
@@ -560,7 +560,7 @@ static int mbmpi_anyone(int n, MPI_Request hs[], int *index, int *flag, MPI_Stat
 				mbmpi_status_empty(st);
 			return MPI_SUCCESS;
 		}
-		if (!mbmpi.eng->progress()) {
+		if (!mbmpi_poll()) {
 			if (!block) {
 				*flag = 0;
 				*index = MPI_UNDEFINED;
@@ -593,7 +593,7 @@ static int mbmpi_some(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Sta
 	if (n < 0 || (n && (!hs || !idx)) || !outcount)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	for (;;) {
-		mbmpi.eng->progress();
+		mbmpi_poll();
 		err = mbmpi_harvest(n, hs, sts, outcount, idx, &active);
 		if (!active) {
 			*outcount = MPI_UNDEFINED;
@@ -637,7 +637,7 @@ int mbmpi_bsend_detach_wait(void)
 	int spins = 0;
 
 	while (!mbu_dlist_empty(&mbmpi.bsends))
-		if (!mbmpi.eng->progress())
+		if (!mbmpi_poll())
 			mbmpi_idle(&spins);
 	return MPI_SUCCESS;
 }
@@ -692,7 +692,7 @@ static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt,
 
 	if (dest == MPI_PROC_NULL)
 		return MPI_SUCCESS;
-	mbmpi.eng->progress(); /* frees the space of finished sends */
+	mbmpi_poll(); /* frees the space of finished sends */
 	space = mbmpi_bsend_space(bytes, &before);
 	if (!space)
 		return MPI_ERR_BUFFER;
@@ -1015,9 +1015,15 @@ static int mbmpi_probe_common(int src, int tag, MPI_Comm comm, int *flag, MPI_Me
 		ret = mbmpi.eng->probe(c, src, tag, msg != NULL, &f, st, &m);
 		if (ret)
 			return MBMPI_ERR(c, ret);
-		if (f || !block)
+		if (f)
 			break;
-		if (!mbmpi.eng->progress())
+		if (!block) {
+			/* A program waiting in an Iprobe loop moves collectives on too. */
+			if (MBMPI_UNLIKELY(mbmpi_nbc_live))
+				mbmpi_poll();
+			break;
+		}
+		if (!mbmpi_poll())
 			mbmpi_idle(&spins);
 	}
 	if (flag)

@@ -1,0 +1,1055 @@
+/*
+ * Non-blocking collectives as schedules: each call builds, from the caller's
+ * arguments, a list of point-to-point steps (sends and receives on the
+ * communicator's collective context), local steps (reductions, copies) and
+ * wait marks, then posts the first round and returns a request. Wherever the
+ * engine is polled (MPI_Test, MPI_Wait, probes, other collectives),
+ * mbmpi_nbc_progress() posts a schedule's next round once every operation of
+ * the current one has finished, so a collective moves forward while the
+ * program computes and tests, not only inside MPI_Wait. Each call takes the
+ * communicator's next collective sequence number as its tag: MPI orders
+ * collectives alike on every rank, so two outstanding collectives, or one and
+ * a blocking collective, never match each other's messages. Everything a step
+ * needs is captured when the schedule is built; the caller's count and
+ * displacement arrays are not read again. Algorithms favour few rounds:
+ * dissemination barrier, binomial bcast and reduce (rank-ordered for
+ * non-commutative ops), recursive doubling for commutative allreduce on a
+ * power-of-two count of ranks, recursive-doubling scan, and every transfer of
+ * the gathers, scatters and all-to-alls posted in one round.
+ */
+#include "mbmpi.h"
+
+enum { S_SEND = 1, S_RECV, S_WAIT, S_OP, S_COPY };
+
+struct nbc_step {
+	int type;
+	int peer;
+	int count, dcount;
+	struct mbmpi_dtype *dt, *ddt;	/* ddt: the destination layout of a copy */
+	const void *src;
+	void *dst;
+	MPI_Op op;
+	MPI_Datatype dth;		/* the handle an op is applied with */
+};
+
+struct nbc_sched {
+	struct mbmpi_req *req;
+	struct mbmpi_comm *comm;
+	int tag;
+	int err;
+	int n, cap, next;
+	struct nbc_step *steps;
+	int nlive, cap_live;
+	struct mbmpi_req **live;
+	int nbufs, cap_bufs;
+	void **bufs;
+	struct mbu_dlist link;
+};
+
+int mbmpi_nbc_live;
+static struct mbu_dlist nbc_active = { &nbc_active, &nbc_active };
+static bool nbc_busy;
+
+#define NBC_TAG_BASE 0x100
+#define BYTE_DT (&mbmpi_predef_types[4])
+
+static MPI_Datatype dt_handle(struct mbmpi_dtype *d)
+{
+	if (d >= mbmpi_predef_types && d < mbmpi_predef_types + MBMPI_NUM_PREDEF_TYPES)
+		return (MPI_Datatype)(uintptr_t)(d - mbmpi_predef_types);
+	return (MPI_Datatype)d;
+}
+
+/* ---- Building ---- */
+
+static struct nbc_sched *s_new(struct mbmpi_comm *c)
+{
+	struct nbc_sched *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->comm = c;
+	s->tag = NBC_TAG_BASE + (int)(c->nbc_seq++ % 0x3fff0000u);
+	mbu_dlist_init(&s->link);
+	return s;
+}
+
+static bool s_grow(void **p, int *cap, int need, size_t each)
+{
+	void *q;
+	int ncap;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	q = realloc(*p, (size_t)ncap * each);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = ncap;
+	return true;
+}
+
+static struct nbc_step *s_add(struct nbc_sched *s, int type)
+{
+	struct nbc_step *st;
+
+	if (s->err)
+		return NULL;
+	if (!s_grow((void **)&s->steps, &s->cap, s->n + 1, sizeof(*s->steps))) {
+		s->err = MPI_ERR_NO_MEM;
+		return NULL;
+	}
+	st = &s->steps[s->n++];
+	memset(st, 0, sizeof(*st));
+	st->type = type;
+	return st;
+}
+
+static void s_xfer(struct nbc_sched *s, int type, const void *buf, int count,
+		   struct mbmpi_dtype *d, int peer)
+{
+	struct nbc_step *st = s_add(s, type);
+
+	if (!st)
+		return;
+	st->src = buf;
+	st->dst = (void *)buf;
+	st->count = count;
+	st->dt = d;
+	st->peer = peer;
+	mbmpi_dt_retain(d);
+}
+
+static void s_send(struct nbc_sched *s, const void *buf, int count, struct mbmpi_dtype *d, int peer)
+{
+	s_xfer(s, S_SEND, buf, count, d, peer);
+}
+
+static void s_recv(struct nbc_sched *s, void *buf, int count, struct mbmpi_dtype *d, int peer)
+{
+	s_xfer(s, S_RECV, buf, count, d, peer);
+}
+
+/* Everything posted so far finishes before any later step runs. */
+static void s_wait(struct nbc_sched *s)
+{
+	if (s->n && s->steps[s->n - 1].type != S_WAIT)
+		s_add(s, S_WAIT);
+}
+
+/* inout = in op inout */
+static void s_op(struct nbc_sched *s, const void *in, void *inout, int count, struct mbmpi_dtype *d,
+		 MPI_Op op)
+{
+	struct nbc_step *st = s_add(s, S_OP);
+
+	if (!st)
+		return;
+	st->src = in;
+	st->dst = inout;
+	st->count = count;
+	st->dt = d;
+	st->dth = dt_handle(d);
+	st->op = op;
+	mbmpi_dt_retain(d);
+}
+
+/* The same data from one layout into another (or the same one). */
+static void s_copy(struct nbc_sched *s, const void *src, int scount, struct mbmpi_dtype *sd, void *dst,
+		   int dcount, struct mbmpi_dtype *dd)
+{
+	struct nbc_step *st;
+
+	if (src == dst && sd == dd)
+		return;
+	if (!(st = s_add(s, S_COPY)))
+		return;
+	st->src = src;
+	st->dst = dst;
+	st->count = scount;
+	st->dt = sd;
+	st->dcount = dcount;
+	st->ddt = dd;
+	mbmpi_dt_retain(sd);
+	mbmpi_dt_retain(dd);
+}
+
+/* A buffer for `count` instances of d, addressed as the user's would be,
+ * owned by the schedule. */
+static char *s_tmp(struct nbc_sched *s, size_t count, const struct mbmpi_dtype *d)
+{
+	MPI_Aint start;
+	size_t span = mbmpi_dt_span(d, count, &start);
+	void *raw;
+
+	if (s->err)
+		return NULL;
+	if (!s_grow((void **)&s->bufs, &s->cap_bufs, s->nbufs + 1, sizeof(*s->bufs)) ||
+	    !(raw = malloc(span ? span : 1))) {
+		s->err = MPI_ERR_NO_MEM;
+		return NULL;
+	}
+	s->bufs[s->nbufs++] = raw;
+	return (char *)raw - start;
+}
+
+/* ---- Running ---- */
+
+static int run_copy(const struct nbc_step *st)
+{
+	const struct mbmpi_dtype *sd = st->dt, *dd = st->ddt;
+	size_t bytes = (size_t)st->count * sd->size;
+	char *t;
+
+	if (!bytes)
+		return MPI_SUCCESS;
+	if (sd == dd && mbmpi_dt_contig(sd) && st->count == st->dcount) {
+		memcpy((char *)st->dst + sd->true_lb, (const char *)st->src + sd->true_lb, bytes);
+		return MPI_SUCCESS;
+	}
+	if (!(t = malloc(bytes)))
+		return MPI_ERR_NO_MEM;
+	mbmpi_pack(st->src, (size_t)st->count, sd, t);
+	mbmpi_unpack(t, bytes, st->dst, (size_t)st->dcount, dd);
+	free(t);
+	return MPI_SUCCESS;
+}
+
+static void s_free(struct nbc_sched *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->steps[i].dt)
+			mbmpi_dt_release(s->steps[i].dt);
+		if (s->steps[i].ddt)
+			mbmpi_dt_release(s->steps[i].ddt);
+	}
+	for (int i = 0; i < s->nbufs; i++)
+		free(s->bufs[i]);
+	free(s->bufs);
+	free(s->steps);
+	free(s->live);
+	free(s);
+}
+
+/* True when every operation of the current round has finished; their
+ * errors become the schedule's. After a failure the receives still posted
+ * are cancelled, so a dead peer ends the collective with an error. */
+static bool s_round_done(struct nbc_sched *s)
+{
+	bool done = true;
+
+	for (int i = 0; i < s->nlive; i++) {
+		struct mbmpi_req *r = s->live[i];
+
+		if (r->complete && r->err && !s->err)
+			s->err = r->err;
+		if (!r->complete)
+			done = false;
+	}
+	if (!done && s->err)
+		for (int i = 0; i < s->nlive; i++)
+			if (!s->live[i]->complete && s->live[i]->kind == MBMPI_REQ_RECV &&
+			    !s->live[i]->status.mbmpi_cancelled)
+				mbmpi.eng->cancel(s->live[i]);
+	if (!done)
+		return false;
+	for (int i = 0; i < s->nlive; i++)
+		mbmpi_req_free(s->live[i]);
+	s->nlive = 0;
+	return true;
+}
+
+/* Runs steps until a wait with operations outstanding; true when the whole
+ * schedule has finished. */
+static bool s_advance(struct nbc_sched *s)
+{
+	struct mbmpi_comm *c = s->comm;
+
+	for (;;) {
+		if (!s_round_done(s))
+			return false;
+		if (s->err || s->next == s->n)
+			return true;
+		while (s->next < s->n && !s->err) {
+			struct nbc_step *st = &s->steps[s->next++];
+			struct mbmpi_req *r = NULL;
+			int ret = MPI_SUCCESS;
+
+			if (st->type == S_WAIT) {
+				if (s->nlive)
+					break;
+				continue;
+			}
+			switch (st->type) {
+			case S_SEND:
+			case S_RECV:
+				if (!s_grow((void **)&s->live, &s->cap_live, s->nlive + 1,
+					    sizeof(*s->live))) {
+					ret = MPI_ERR_NO_MEM;
+					break;
+				}
+				ret = st->type == S_SEND
+					? mbmpi_isend(st->src, st->count, st->dt, st->peer, s->tag, c,
+						      c->ctx + 1, MBMPI_STD, &r)
+					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer, s->tag, c,
+						      c->ctx + 1, &r);
+				if (!ret)
+					s->live[s->nlive++] = r;
+				break;
+			case S_OP:
+				mbmpi_op_apply(st->op, st->src, st->dst, (size_t)st->count, st->dth);
+				break;
+			case S_COPY:
+				ret = run_copy(st);
+				break;
+			}
+			if (ret)
+				s->err = ret;
+		}
+	}
+}
+
+static void s_finish(struct nbc_sched *s)
+{
+	struct mbmpi_req *r = s->req;
+
+	if (!mbu_dlist_empty(&s->link)) {
+		mbu_dlist_remove(&s->link);
+		mbmpi_nbc_live--;
+	}
+	r->err = s->err;
+	s_free(s);
+	mbmpi_req_done(r);
+}
+
+int mbmpi_nbc_progress(void)
+{
+	struct mbu_dlist *it, *tmp;
+	int done = 0;
+
+	/* A user op run by a step may itself poll. */
+	if (nbc_busy)
+		return 0;
+	nbc_busy = true;
+	mbu_dlist_foreach_safe(&nbc_active, it, tmp) {
+		struct nbc_sched *s = mbu_container_of(it, struct nbc_sched, link);
+
+		if (s_advance(s)) {
+			s_finish(s);
+			done++;
+		}
+	}
+	nbc_busy = false;
+	return done;
+}
+
+/* Posts the first round and hands the caller its request; a schedule that
+ * could not be built changes nothing and returns its error. */
+static int s_start(struct nbc_sched *s, MPI_Request *out)
+{
+	struct mbmpi_req *r;
+	int err;
+
+	if (!s)
+		return MPI_ERR_NO_MEM;
+	if (s->err || !(r = mbmpi_req_alloc())) {
+		err = s->err ? s->err : MPI_ERR_NO_MEM;
+		s_free(s);
+		return err;
+	}
+	r->kind = MBMPI_REQ_NBC;
+	r->comm = s->comm;
+	r->peer = MPI_PROC_NULL;
+	mbmpi_status_empty(&r->status);
+	s->req = r;
+	*out = r;
+	nbc_busy = true;
+	if (s_advance(s)) {
+		nbc_busy = false;
+		s_finish(s);
+		return MPI_SUCCESS;
+	}
+	nbc_busy = false;
+	mbu_dlist_insert_tail(&s->link, &nbc_active);
+	mbmpi_nbc_live++;
+	return MPI_SUCCESS;
+}
+
+/* ---- Algorithms ---- */
+
+static int vrank(int r, int root, int n)
+{
+	return (r - root + n) % n;
+}
+
+static void b_barrier(struct nbc_sched *s)
+{
+	int n = s->comm->size, r = s->comm->rank;
+
+	for (int k = 1; k < n; k <<= 1) {
+		s_send(s, NULL, 0, BYTE_DT, (r + k) % n);
+		s_recv(s, NULL, 0, BYTE_DT, (r - k + n) % n);
+		s_wait(s);
+	}
+}
+
+static void b_bcast(struct nbc_sched *s, void *buf, int count, struct mbmpi_dtype *d, int root)
+{
+	int n = s->comm->size, vr = vrank(s->comm->rank, root, n), mask = 1;
+
+	while (mask < n) {
+		if (vr & mask) {
+			s_recv(s, buf, count, d, (vr - mask + root) % n);
+			s_wait(s);
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (vr + mask < n)
+			s_send(s, buf, count, d, (vr + mask + root) % n);
+	s_wait(s);
+}
+
+/* Binomial reduce of `in` (never written) into `out` at root. Every
+ * subtree covers a run of consecutive tree ranks and a child's run follows
+ * its parent's, so folding each child as acc op child keeps rank order;
+ * for a non-commutative op the tree is rooted at rank 0, where tree ranks
+ * are ranks, and the result then goes to root. */
+static void b_reduce(struct nbc_sched *s, const void *in, void *out, int count, struct mbmpi_dtype *d,
+		     MPI_Op op, int root)
+{
+	int n = s->comm->size, r = s->comm->rank;
+	int top = mbmpi_op(op)->commute ? root : 0, vr = vrank(r, top, n), mask, nkids = 0;
+	char *kid[32];
+	const void *acc = in;
+
+	for (mask = 1; mask < n && !(vr & mask); mask <<= 1)
+		if ((vr | mask) < n) {
+			kid[nkids] = s_tmp(s, (size_t)count, d);
+			s_recv(s, kid[nkids++], count, d, ((vr | mask) + top) % n);
+		}
+	s_wait(s);
+	for (int k = 0; k < nkids; k++) {
+		s_op(s, acc, kid[k], count, d, op);
+		acc = kid[k];
+	}
+	if (vr) {
+		s_send(s, acc, count, d, ((vr & ~mask) + top) % n);
+	} else if (r == root) {
+		s_copy(s, acc, count, d, out, count, d);
+	} else {
+		s_send(s, acc, count, d, root);
+	}
+	if (r == root && top != root) {
+		/* out may be what was just sent (MPI_IN_PLACE). */
+		s_wait(s);
+		s_recv(s, out, count, d, top);
+	}
+	s_wait(s);
+}
+
+static bool pof2(int n)
+{
+	return n && !(n & (n - 1));
+}
+
+static void b_allreduce(struct nbc_sched *s, const void *in, void *out, int count,
+			struct mbmpi_dtype *d, MPI_Op op)
+{
+	int n = s->comm->size, r = s->comm->rank;
+	const void *acc = in;
+
+	if (!mbmpi_op(op)->commute || !pof2(n)) {
+		b_reduce(s, in, out, count, d, op, 0);
+		b_bcast(s, out, count, d, 0);
+		return;
+	}
+	for (int mask = 1; mask < n; mask <<= 1) {
+		char *t = s_tmp(s, (size_t)count, d);
+
+		s_send(s, acc, count, d, r ^ mask);
+		s_recv(s, t, count, d, r ^ mask);
+		s_wait(s);
+		s_op(s, acc, t, count, d, op);
+		acc = t;
+	}
+	s_copy(s, acc, count, d, out, count, d);
+}
+
+static void b_scan(struct nbc_sched *s, const void *sbuf, void *rbuf, int count,
+		   struct mbmpi_dtype *d, MPI_Op op, bool exclusive)
+{
+	int n = s->comm->size, r = s->comm->rank;
+	bool commute = mbmpi_op(op)->commute, have = false;
+	char *part = s_tmp(s, (size_t)count, d), *tmp = s_tmp(s, (size_t)count, d);
+	const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+
+	s_copy(s, in, count, d, part, count, d);
+	if (!exclusive)
+		s_copy(s, in, count, d, rbuf, count, d);
+	for (int mask = 1; mask < n; mask <<= 1) {
+		int peer = r ^ mask;
+
+		if (peer >= n)
+			continue;
+		s_send(s, part, count, d, peer);
+		s_recv(s, tmp, count, d, peer);
+		s_wait(s);
+		if (r > peer) {
+			s_op(s, tmp, part, count, d, op);
+			if (exclusive && !have)
+				s_copy(s, tmp, count, d, rbuf, count, d);
+			else
+				s_op(s, tmp, rbuf, count, d, op);
+			have = true;
+		} else if (commute) {
+			s_op(s, tmp, part, count, d, op);
+		} else {
+			s_op(s, part, tmp, count, d, op);
+			s_copy(s, tmp, count, d, part, count, d);
+		}
+	}
+}
+
+/* Every block to or from every peer in one round. Types per peer cover
+ * alltoall, alltoallv and alltoallw alike. */
+struct blocks {
+	const char *sbuf;
+	char *rbuf;
+	const int *scounts, *rcounts;
+	MPI_Aint *soff, *roff;		/* bytes */
+	struct mbmpi_dtype **st, **rt;
+};
+
+static void b_alltoall(struct nbc_sched *s, const struct blocks *b)
+{
+	int n = s->comm->size, r = s->comm->rank;
+
+	/* Receives first, then sends starting with the next rank, so ranks do
+	 * not all send to rank 0 at once. */
+	for (int k = 1; k < n; k++) {
+		int p = (r - k + n) % n;
+		s_recv(s, b->rbuf + b->roff[p], b->rcounts[p], b->rt[p], p);
+	}
+	for (int k = 1; k < n; k++) {
+		int p = (r + k) % n;
+		s_send(s, b->sbuf + b->soff[p], b->scounts[p], b->st[p], p);
+	}
+	s_copy(s, b->sbuf + b->soff[r], b->scounts[r], b->st[r], b->rbuf + b->roff[r], b->rcounts[r],
+	       b->rt[r]);
+	s_wait(s);
+}
+
+/* ---- The MPI calls ---- */
+
+#define NBC_BEGIN(comm, c, req)                                   \
+	int ret;                                                  \
+	struct nbc_sched *s;                                      \
+	MBMPI_CHECK_INIT();                                       \
+	if ((ret = mbmpi_check_comm(comm, &c)))                   \
+		return MBMPI_ERR(NULL, ret);                      \
+	if (!(req))                                               \
+		return MBMPI_ERR(c, MPI_ERR_REQUEST);
+
+#define NBC_END(c, req)                                           \
+	ret = s_start(s, req);                                    \
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if ((s = s_new(c)))
+		b_barrier(s);
+	NBC_END(c, req);
+}
+MBMPI_ALIAS(Ibarrier)
+
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if ((ret = mbmpi_coll_check_buf(buf, count, dt)))
+		return MBMPI_ERR(c, ret);
+	if (root < 0 || root >= c->size)
+		return MBMPI_ERR(c, MPI_ERR_ROOT);
+	if ((s = s_new(c)) && count)
+		b_bcast(s, buf, count, mbmpi_dt(dt), root);
+	NBC_END(c, req);
+}
+MBMPI_ALIAS(Ibcast)
+
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+		 MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if (root < 0 || root >= c->size)
+		return MBMPI_ERR(c, MPI_ERR_ROOT);
+	if ((ret = mbmpi_coll_check_reduce(c->rank == root ? sbuf : (sbuf == MPI_IN_PLACE ? NULL : sbuf),
+					   rbuf, count, dt, op, c->rank == root)))
+		return MBMPI_ERR(c, ret);
+	if ((s = s_new(c)) && count)
+		b_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, mbmpi_dt(dt), op, root);
+	NBC_END(c, req);
+}
+MBMPI_ALIAS(Ireduce)
+
+int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
+		return MBMPI_ERR(c, ret);
+	if ((s = s_new(c)) && count)
+		b_allreduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, mbmpi_dt(dt), op);
+	NBC_END(c, req);
+}
+MBMPI_ALIAS(Iallreduce)
+
+static int c_gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int *rcounts,
+		     const int *displs, int rcount, MPI_Datatype rt, int root, MPI_Comm comm,
+		     MPI_Request *req, bool scatter)
+{
+	struct mbmpi_comm *c;
+	/* For a scatter the roles swap: the root's blocks are the sources. */
+	const void *own = scatter ? rbuf : sbuf;
+
+	NBC_BEGIN(comm, c, req);
+	if (root < 0 || root >= c->size)
+		return MBMPI_ERR(c, MPI_ERR_ROOT);
+	if (own != MPI_IN_PLACE &&
+	    (ret = mbmpi_coll_check_buf(own, scatter ? rcount : scount, scatter ? rt : st)))
+		return MBMPI_ERR(c, ret);
+	if (c->rank == root) {
+		MPI_Datatype bt = scatter ? st : rt;
+
+		if (rcounts)
+			ret = mbmpi_coll_check_counts(rcounts, displs, bt, c->size);
+		else
+			ret = mbmpi_coll_check_buf(scatter ? sbuf : rbuf, scatter ? scount : rcount, bt);
+		if (ret)
+			return MBMPI_ERR(c, ret);
+	}
+	if (!(s = s_new(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	if (c->rank != root) {
+		if (scatter)
+			s_recv(s, rbuf, rcount, mbmpi_dt(rt), root);
+		else
+			s_send(s, sbuf, scount, mbmpi_dt(st), root);
+	} else {
+		struct mbmpi_dtype *bd = mbmpi_dt(scatter ? st : rt);
+		char *blocks = scatter ? (char *)sbuf : rbuf;
+		int per = scatter ? scount : rcount;
+
+		for (int i = 0; i < c->size; i++) {
+			int cnt = rcounts ? rcounts[i] : per;
+			char *at = blocks + (MPI_Aint)(rcounts ? displs[i] : i * per) * bd->extent;
+
+			if (i == root) {
+				if (own == MPI_IN_PLACE)
+					continue;
+				if (scatter)
+					s_copy(s, at, cnt, bd, rbuf, rcount, mbmpi_dt(rt));
+				else
+					s_copy(s, sbuf, scount, mbmpi_dt(st), at, cnt, bd);
+			} else if (scatter) {
+				s_send(s, at, cnt, bd, i);
+			} else {
+				s_recv(s, at, cnt, bd, i);
+			}
+		}
+	}
+	s_wait(s);
+	NBC_END(c, req);
+}
+
+int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+		 int root, MPI_Comm comm, MPI_Request *req)
+{
+	return c_gatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, root, comm, req, false);
+}
+MBMPI_ALIAS(Igather)
+
+int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+		  const int displs[], MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c = mbmpi_comm(comm);
+
+	/* Only the root reads the arrays. */
+	if (c && c->refs > 0 && c->rank == root && !rcounts)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	return c_gatherv(sbuf, scount, st, rbuf, c && c->rank == root ? rcounts : NULL, displs, 0, rt,
+			 root, comm, req, false);
+}
+MBMPI_ALIAS(Igatherv)
+
+int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+	return c_gatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, root, comm, req, true);
+}
+MBMPI_ALIAS(Iscatter)
+
+int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
+		   void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c = mbmpi_comm(comm);
+
+	if (c && c->refs > 0 && c->rank == root && !scounts)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	return c_gatherv(sbuf, 0, st, rbuf, c && c->rank == root ? scounts : NULL, displs, rcount, rt,
+			 root, comm, req, true);
+}
+MBMPI_ALIAS(Iscatterv)
+
+/* Allgather(v) as an all-to-all in which every peer gets the same block. */
+static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int *rcounts,
+			const int *displs, int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+	struct blocks b;
+	struct mbmpi_dtype *rd;
+	int n;
+
+	NBC_BEGIN(comm, c, req);
+	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
+		return MBMPI_ERR(c, ret);
+	if ((ret = rcounts ? mbmpi_coll_check_counts(rcounts, displs, rt, c->size)
+			   : mbmpi_coll_check_buf(rbuf, rcount, rt)))
+		return MBMPI_ERR(c, ret);
+	n = c->size;
+	rd = mbmpi_dt(rt);
+	if (!(s = s_new(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	b.sbuf = sbuf;
+	b.rbuf = rbuf;
+	b.scounts = malloc(sizeof(int) * (size_t)n * 2);
+	b.soff = malloc(sizeof(MPI_Aint) * (size_t)n * 2);
+	b.st = malloc(sizeof(*b.st) * (size_t)n * 2);
+	if (!b.scounts || !b.soff || !b.st) {
+		s->err = MPI_ERR_NO_MEM;
+	} else {
+		int *sc = (int *)b.scounts, *rc = sc + n;
+		MPI_Aint own;
+
+		b.rcounts = rc;
+		b.roff = b.soff + n;
+		b.rt = b.st + n;
+		for (int i = 0; i < n; i++) {
+			rc[i] = rcounts ? rcounts[i] : rcount;
+			b.roff[i] = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * rd->extent;
+			b.rt[i] = rd;
+		}
+		own = b.roff[c->rank];
+		for (int i = 0; i < n; i++) {
+			if (sbuf == MPI_IN_PLACE) {
+				b.sbuf = rbuf;
+				sc[i] = rc[c->rank];
+				b.soff[i] = own;
+				b.st[i] = rd;
+			} else {
+				sc[i] = scount;
+				b.soff[i] = 0;
+				b.st[i] = mbmpi_dt(st);
+			}
+		}
+		b_alltoall(s, &b);
+	}
+	free((void *)b.scounts);
+	free(b.soff);
+	free(b.st);
+	NBC_END(c, req);
+}
+
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	return c_allgatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, comm, req);
+}
+MBMPI_ALIAS(Iallgather)
+
+int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+		     const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	if (!rcounts)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, 0, rt, comm, req);
+}
+MBMPI_ALIAS(Iallgatherv)
+
+/* The general all-to-all: per-peer counts, byte offsets and types (any of
+ * them given once for all peers). MPI_IN_PLACE sends from a copy of the
+ * receive buffer taken when the call is made. */
+struct a2a_args {
+	const void *sbuf;
+	void *rbuf;
+	int scount, rcount;
+	const int *scounts, *rcounts, *sdispls, *rdispls;
+	bool byte_displs;
+	MPI_Datatype st, rt;
+	const MPI_Datatype *sts, *rts;
+};
+
+static int a2a_check(const struct a2a_args *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bool in_place = a->sbuf == MPI_IN_PLACE;
+		MPI_Datatype st = a->sts ? a->sts[i] : a->st, rt = a->rts ? a->rts[i] : a->rt;
+		int sc = a->scounts ? a->scounts[i] : a->scount, rc = a->rcounts ? a->rcounts[i] : a->rcount;
+
+		if ((!in_place && sc < 0) || rc < 0)
+			return MPI_ERR_COUNT;
+		if ((!in_place && mbmpi_dt_check(st)) || mbmpi_dt_check(rt))
+			return MPI_ERR_TYPE;
+	}
+	return MPI_SUCCESS;
+}
+
+static int c_alltoallw(const struct a2a_args *a, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+	struct blocks b = { 0 };
+	int n, *counts = NULL;
+
+	NBC_BEGIN(comm, c, req);
+	n = c->size;
+	if ((ret = a2a_check(a, n)))
+		return MBMPI_ERR(c, ret);
+	if (!(s = s_new(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	counts = malloc(sizeof(int) * (size_t)n * 2);
+	b.soff = malloc(sizeof(MPI_Aint) * (size_t)n * 2);
+	b.st = malloc(sizeof(*b.st) * (size_t)n * 2);
+	if (!counts || !b.soff || !b.st) {
+		s->err = MPI_ERR_NO_MEM;
+		goto out;
+	}
+	b.scounts = counts;
+	b.rcounts = counts + n;
+	b.roff = b.soff + n;
+	b.rt = b.st + n;
+	b.rbuf = a->rbuf;
+	for (int i = 0; i < n; i++) {
+		struct mbmpi_dtype *rd = mbmpi_dt(a->rts ? a->rts[i] : a->rt);
+
+		counts[n + i] = a->rcounts ? a->rcounts[i] : a->rcount;
+		b.rt[i] = rd;
+		b.roff[i] = a->rdispls ? (a->byte_displs ? a->rdispls[i] : a->rdispls[i] * rd->extent)
+				       : (MPI_Aint)i * a->rcount * rd->extent;
+	}
+	if (a->sbuf == MPI_IN_PLACE) {
+		/* One copy of the whole receive area, addressed as rbuf is. */
+		MPI_Aint lo = 0, hi = 0;
+		char *copy;
+
+		for (int i = 0; i < n; i++) {
+			MPI_Aint start;
+			size_t span = mbmpi_dt_span(b.rt[i], (size_t)b.rcounts[i], &start);
+
+			if (!span)
+				continue;
+			if (lo == hi || b.roff[i] + start < lo)
+				lo = b.roff[i] + start;
+			if (lo == hi || b.roff[i] + start + (MPI_Aint)span > hi)
+				hi = b.roff[i] + start + (MPI_Aint)span;
+		}
+		copy = s_tmp(s, (size_t)(hi - lo), BYTE_DT);
+		if (copy) {
+			memcpy(copy, (char *)a->rbuf + lo, (size_t)(hi - lo));
+			b.sbuf = copy - lo;
+		}
+		for (int i = 0; i < n; i++) {
+			counts[i] = b.rcounts[i];
+			b.soff[i] = b.roff[i];
+			b.st[i] = b.rt[i];
+		}
+		/* Its own block is already in place. */
+		counts[c->rank] = counts[n + c->rank] = 0;
+	} else {
+		b.sbuf = a->sbuf;
+		for (int i = 0; i < n; i++) {
+			struct mbmpi_dtype *sd = mbmpi_dt(a->sts ? a->sts[i] : a->st);
+
+			counts[i] = a->scounts ? a->scounts[i] : a->scount;
+			b.st[i] = sd;
+			b.soff[i] = a->sdispls ? (a->byte_displs ? a->sdispls[i] : a->sdispls[i] * sd->extent)
+					       : (MPI_Aint)i * a->scount * sd->extent;
+		}
+	}
+	if (!s->err)
+		b_alltoall(s, &b);
+out:
+	free(counts);
+	free(b.soff);
+	free(b.st);
+	NBC_END(c, req);
+}
+
+int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		   MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
+			      .st = st, .rt = rt };
+
+	if (sbuf != MPI_IN_PLACE && !sbuf && scount > 0 && mbmpi_dt_check(st) == 0 &&
+	    (mbmpi_dt(st)->flags & MBMPI_DT_PREDEF))
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_BUFFER);
+	if (!rbuf && rcount > 0 && mbmpi_dt_check(rt) == 0 && (mbmpi_dt(rt)->flags & MBMPI_DT_PREDEF))
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_BUFFER);
+	return c_alltoallw(&a, comm, req);
+}
+MBMPI_ALIAS(Ialltoall)
+
+int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
+		    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .rcounts = rcounts,
+			      .sdispls = sdispls, .rdispls = rdispls, .st = st, .rt = rt };
+
+	if ((sbuf != MPI_IN_PLACE && (!scounts || !sdispls)) || !rcounts || !rdispls)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_alltoallw(&a, comm, req);
+}
+MBMPI_ALIAS(Ialltoallv)
+
+int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+		    const MPI_Datatype sts[], void *rbuf, const int rcounts[], const int rdispls[],
+		    const MPI_Datatype rts[], MPI_Comm comm, MPI_Request *req)
+{
+	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .rcounts = rcounts,
+			      .sdispls = sdispls, .rdispls = rdispls, .byte_displs = true,
+			      .sts = sts, .rts = rts };
+
+	if ((sbuf != MPI_IN_PLACE && (!scounts || !sdispls || !sts)) || !rcounts || !rdispls || !rts)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_alltoallw(&a, comm, req);
+}
+MBMPI_ALIAS(Ialltoallw)
+
+static int c_wait_nbc(MPI_Request *req, int ret)
+{
+	return ret ? ret : PMPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sts[],
+		   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rts[],
+		   MPI_Comm comm)
+{
+	MPI_Request r;
+
+	return c_wait_nbc(&r, PMPI_Ialltoallw(sbuf, scounts, sdispls, sts, rbuf, rcounts, rdispls, rts,
+					      comm, &r));
+}
+MBMPI_ALIAS(Alltoallw)
+
+/* Reduce to rank 0 into a scratch copy of the whole vector, then scatter
+ * the pieces. */
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+			 MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_dtype *d;
+	size_t total = 0;
+	char *full = NULL;
+	const void *in;
+
+	NBC_BEGIN(comm, c, req);
+	if (!rcounts)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	for (int i = 0; i < c->size; i++) {
+		if (rcounts[i] < 0)
+			return MBMPI_ERR(c, MPI_ERR_COUNT);
+		total += (size_t)rcounts[i];
+	}
+	if (total > INT32_MAX)
+		return MBMPI_ERR(c, MPI_ERR_COUNT);
+	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, (int)total, dt, op, false)))
+		return MBMPI_ERR(c, ret);
+	d = mbmpi_dt(dt);
+	in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+	if (!(s = s_new(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	if (total) {
+		if (c->rank == 0)
+			full = s_tmp(s, total, d);
+		b_reduce(s, in, full, (int)total, d, op, 0);
+		if (c->rank == 0) {
+			size_t off = 0;
+
+			for (int i = 0; i < c->size; i++) {
+				char *at = full + (MPI_Aint)off * d->extent;
+
+				if (i == 0)
+					s_copy(s, at, rcounts[0], d, rbuf, rcounts[0], d);
+				else if (rcounts[i])
+					s_send(s, at, rcounts[i], d, i);
+				off += (size_t)rcounts[i];
+			}
+		} else if (rcounts[c->rank]) {
+			s_recv(s, rbuf, rcounts[c->rank], d, 0);
+		}
+		s_wait(s);
+	}
+	NBC_END(c, req);
+}
+MBMPI_ALIAS(Ireduce_scatter)
+
+int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+			       MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+	int *counts, ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (rcount < 0)
+		return MBMPI_ERR(c, MPI_ERR_COUNT);
+	if (!(counts = malloc(sizeof(int) * (size_t)c->size)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	for (int i = 0; i < c->size; i++)
+		counts[i] = rcount;
+	ret = PMPI_Ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, req);
+	free(counts);
+	return ret;
+}
+MBMPI_ALIAS(Ireduce_scatter_block)
+
+static int c_iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		   MPI_Request *req, bool exclusive)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
+		return MBMPI_ERR(c, ret);
+	if ((s = s_new(c)) && count)
+		b_scan(s, sbuf, rbuf, count, mbmpi_dt(dt), op, exclusive);
+	NBC_END(c, req);
+}
+
+int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	       MPI_Request *req)
+{
+	return c_iscan(sbuf, rbuf, count, dt, op, comm, req, false);
+}
+MBMPI_ALIAS(Iscan)
+
+int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		 MPI_Request *req)
+{
+	return c_iscan(sbuf, rbuf, count, dt, op, comm, req, true);
+}
+MBMPI_ALIAS(Iexscan)

@@ -33,6 +33,7 @@ typedef struct mbmpi_req *MPI_Request;
 typedef struct mbmpi_errh *MPI_Errhandler;
 typedef struct mbmpi_msg *MPI_Message;
 typedef struct mbmpi_info *MPI_Info;
+typedef struct mbmpi_win *MPI_Win;
 
 typedef struct MPI_Status {
 	int MPI_SOURCE;
@@ -161,6 +162,27 @@ typedef struct MPI_Status {
 #define MPI_WTIME_IS_GLOBAL 4
 #define MPI_APPNUM 5
 #define MPI_UNIVERSE_SIZE 6
+/* Window attributes (MPI_Win_get_attr). */
+#define MPI_WIN_BASE 10
+#define MPI_WIN_SIZE 11
+#define MPI_WIN_DISP_UNIT 12
+#define MPI_WIN_CREATE_FLAVOR 13
+#define MPI_WIN_MODEL 14
+
+#define MPI_WIN_NULL MBMPI_HANDLE(MPI_Win, 0)
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
 
 /* Error classes; codes and classes are the same numbers here. */
 #define MPI_SUCCESS 0
@@ -188,10 +210,23 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
 #define MPI_ERR_PROC_FAILED 24
-#define MPI_ERR_LASTCODE 24
+#define MPI_ERR_WIN 25
+#define MPI_ERR_BASE 26
+#define MPI_ERR_SIZE 27
+#define MPI_ERR_DISP 28
+#define MPI_ERR_LOCKTYPE 29
+#define MPI_ERR_ASSERT 30
+#define MPI_ERR_RMA_CONFLICT 31
+#define MPI_ERR_RMA_SYNC 32
+#define MPI_ERR_RMA_RANGE 33
+#define MPI_ERR_RMA_ATTACH 34
+#define MPI_ERR_RMA_SHARED 35
+#define MPI_ERR_RMA_FLAVOR 36
+#define MPI_ERR_LASTCODE 36
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
 
 #if defined(__GNUC__)
 #define MBMPI_EXPORT __attribute__((visibility("default")))
@@ -359,6 +394,69 @@ MBMPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 MBMPI_FN(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
 			  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
 			  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* One-sided communication */
+MBMPI_FN(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+MBMPI_FN(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+			     MPI_Win *win))
+MBMPI_FN(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+				    MPI_Win *win))
+MBMPI_FN(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
+MBMPI_FN(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+MBMPI_FN(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+MBMPI_FN(int, Win_detach, (MPI_Win win, const void *base))
+MBMPI_FN(int, Win_free, (MPI_Win *win))
+MBMPI_FN(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+MBMPI_FN(int, Win_get_attr, (MPI_Win win, int keyval, void *attribute_val, int *flag))
+MBMPI_FN(int, Win_set_name, (MPI_Win win, const char *name))
+MBMPI_FN(int, Win_get_name, (MPI_Win win, char *name, int *resultlen))
+MBMPI_FN(int, Win_create_errhandler, (MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler))
+MBMPI_FN(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+MBMPI_FN(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+MBMPI_FN(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+MBMPI_FN(int, Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+MBMPI_FN(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+MBMPI_FN(int, Accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+			   int target_rank, MPI_Aint target_disp, int target_count,
+			   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MBMPI_FN(int, Get_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+			       void *result_addr, int result_count, MPI_Datatype result_datatype,
+			       int target_rank, MPI_Aint target_disp, int target_count,
+			       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MBMPI_FN(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+			     MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+MBMPI_FN(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr,
+				 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+MBMPI_FN(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+		     MPI_Request *request))
+MBMPI_FN(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+		     MPI_Request *request))
+MBMPI_FN(int, Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+			    int target_rank, MPI_Aint target_disp, int target_count,
+			    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+MBMPI_FN(int, Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+				void *result_addr, int result_count, MPI_Datatype result_datatype,
+				int target_rank, MPI_Aint target_disp, int target_count,
+				MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+MBMPI_FN(int, Win_fence, (int assert, MPI_Win win))
+MBMPI_FN(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+MBMPI_FN(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+MBMPI_FN(int, Win_complete, (MPI_Win win))
+MBMPI_FN(int, Win_wait, (MPI_Win win))
+MBMPI_FN(int, Win_test, (MPI_Win win, int *flag))
+MBMPI_FN(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+MBMPI_FN(int, Win_unlock, (int rank, MPI_Win win))
+MBMPI_FN(int, Win_lock_all, (int assert, MPI_Win win))
+MBMPI_FN(int, Win_unlock_all, (MPI_Win win))
+MBMPI_FN(int, Win_flush, (int rank, MPI_Win win))
+MBMPI_FN(int, Win_flush_all, (MPI_Win win))
+MBMPI_FN(int, Win_flush_local, (int rank, MPI_Win win))
+MBMPI_FN(int, Win_flush_local_all, (MPI_Win win))
+MBMPI_FN(int, Win_sync, (MPI_Win win))
 
 /* Non-blocking collectives */
 MBMPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *req))

@@ -141,6 +141,7 @@ struct mbmpi_comm {
 	fi_addr_t *addr;         /* comm rank -> fabric address */
 	MPI_Errhandler errh;
 	uint32_t nbc_seq;        /* non-blocking collectives started on it */
+	struct mbmpi_win *win;   /* a window's own communicator: errors go to it */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -162,10 +163,19 @@ struct mbmpi_group *mbmpi_group(MPI_Group h);
 
 /* ---- Requests ---- */
 /* NBC: a non-blocking collective, completed by its schedule (mbmpi_nbc.c). */
-enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC };
+/* RMA: a one-sided operation (mbmpi_win.c), done when remotely complete. */
+enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC,
+		      MBMPI_REQ_RMA };
 enum mbmpi_mode { MBMPI_STD = 0, MBMPI_SYNC, MBMPI_READY, MBMPI_BUF };
 
 struct mbmpi_fop;
+
+/* Operations a window has outstanding toward one target, and the first
+ * error among those that finished (reported at the next flush). */
+struct mbmpi_rma_count {
+	int pending;
+	int err;
+};
 
 struct mbmpi_req {
 	int kind;
@@ -192,13 +202,14 @@ struct mbmpi_req {
 	bool tmp_is_bsend;
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
+	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
 	struct mbu_dlist link;     /* bsend list */
 };
 
 /* One outstanding fabric operation; its context is what libfabric returns. */
 enum mbmpi_fop_type {
 	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
-	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK
+	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA
 };
 
 struct mbmpi_fop {
@@ -210,6 +221,11 @@ struct mbmpi_fop {
 	fi_addr_t addr;
 	uint64_t tag, ignore, data, flags;
 	struct mbu_dlist link;   /* retry queue */
+	/* one-sided: remote address in data, and these */
+	uint64_t key;
+	void *res;
+	const void *cmp;
+	int rkind, fdt, fop;
 	/* peek results */
 	bool done, found;
 	int err;
@@ -221,6 +237,20 @@ struct mbmpi_msg {
 	struct mbmpi_fop *fop;   /* claimed peek; passed back on the claim receive */
 	struct mbmpi_comm *comm;
 	MPI_Status status;
+};
+
+/* One one-sided transfer handed to the engine: bytes for put and get,
+ * elements of the fabric datatype for the atomics. */
+enum { MBMPI_RMA_PUT = 1, MBMPI_RMA_GET, MBMPI_RMA_ATOMIC, MBMPI_RMA_FETCH, MBMPI_RMA_CSWAP };
+struct mbmpi_rma {
+	int kind;
+	fi_addr_t addr;
+	void *buf;
+	size_t len;
+	void *result;
+	const void *compare;
+	uint64_t raddr, key;
+	int fdt, fop;
 };
 
 /* ---- The point-to-point engine ---- */
@@ -237,6 +267,14 @@ struct mbmpi_engine {
 	int (*progress)(void);
 	int (*getopt)(int name, void *val, size_t *len);	/* may be NULL */
 	void (*fini)(void);
+	/* One-sided, NULL or failing with MPI_ERR_UNSUPPORTED_OPERATION where
+	 * the provider has no FI_RMA and FI_ATOMIC. *raddr is what the region's
+	 * first byte is called by initiators (its address, or 0 for offsets). */
+	int (*rma_reg)(void *buf, size_t len, uint64_t *key, uint64_t *raddr, void **mr);
+	void (*rma_dereg)(void *mr);
+	int (*rma)(struct mbmpi_req *r, const struct mbmpi_rma *op);
+	/* Elements one atomic of this kind may carry; 0 when not offered. */
+	size_t (*atomic_max)(int kind, int fdt, int fop);
 };
 extern const struct mbmpi_engine mbmpi_tagged_engine;
 

@@ -95,6 +95,18 @@ static const char *const mbmpi_errstr[] = {
 	[MPI_ERR_INFO] = "MPI_ERR_INFO: invalid info object",
 	[MPI_ERR_UNSUPPORTED_OPERATION] = "MPI_ERR_UNSUPPORTED_OPERATION: not supported by this library",
 	[MPI_ERR_PROC_FAILED] = "MPI_ERR_PROC_FAILED: a peer process failed",
+	[MPI_ERR_WIN] = "MPI_ERR_WIN: invalid window",
+	[MPI_ERR_BASE] = "MPI_ERR_BASE: invalid base address",
+	[MPI_ERR_SIZE] = "MPI_ERR_SIZE: invalid size",
+	[MPI_ERR_DISP] = "MPI_ERR_DISP: invalid displacement",
+	[MPI_ERR_LOCKTYPE] = "MPI_ERR_LOCKTYPE: invalid lock type",
+	[MPI_ERR_ASSERT] = "MPI_ERR_ASSERT: invalid assertion",
+	[MPI_ERR_RMA_CONFLICT] = "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window",
+	[MPI_ERR_RMA_SYNC] = "MPI_ERR_RMA_SYNC: RMA call outside an access or exposure epoch",
+	[MPI_ERR_RMA_RANGE] = "MPI_ERR_RMA_RANGE: target memory outside the window",
+	[MPI_ERR_RMA_ATTACH] = "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+	[MPI_ERR_RMA_SHARED] = "MPI_ERR_RMA_SHARED: memory cannot be shared",
+	[MPI_ERR_RMA_FLAVOR] = "MPI_ERR_RMA_FLAVOR: wrong window flavor for this call",
 };
 
 int PMPI_Error_string(int code, char *string, int *resultlen)
@@ -137,6 +149,13 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn)
 	h = c->errh;
 	if (h == MPI_ERRORS_RETURN)
 		return code;
+	if (h != MPI_ERRORS_ARE_FATAL && h != MPI_ERRORS_ABORT && h != MPI_ERRHANDLER_NULL && c->win) {
+		/* A window's own communicator: the handler was made for windows. */
+		MPI_Win handle = c->win;
+
+		((MPI_Win_errhandler_function *)(void (*)(void))h->fn)(&handle, &code, fn);
+		return code;
+	}
 	if (h != MPI_ERRORS_ARE_FATAL && h != MPI_ERRORS_ABORT && h != MPI_ERRHANDLER_NULL) {
 		MPI_Comm handle = c->predef ? (c == &mbmpi_comm_world ? MPI_COMM_WORLD : MPI_COMM_SELF)
 					    : (MPI_Comm)c;

@@ -101,6 +101,11 @@ void mbmpi_req_done(struct mbmpi_req *r)
 		r->tmp = NULL;
 	}
 	r->status.MPI_ERROR = r->err;
+	if (r->rma_cnt) {
+		r->rma_cnt->pending--;
+		if (r->err && !r->rma_cnt->err)
+			r->rma_cnt->err = r->err;
+	}
 	r->complete = true;
 	if (release)
 		mbmpi_req_free(r);

@@ -15,6 +15,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 
 static struct {
 	struct fi_info *info;
@@ -26,6 +28,9 @@ static struct {
 	size_t inject;
 	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
 	bool cq_data64;
+	bool rma;                  /* the provider gave FI_RMA and FI_ATOMIC too */
+	bool virt_addr;            /* initiators name remote memory by address */
+	uint64_t next_key;         /* keys of our choosing, without FI_MR_PROV_KEY */
 	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
 } te;
 
@@ -58,7 +63,15 @@ static int te_init(void)
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	hints->fabric_attr->prov_name = strdup(prov);
+	/* One-sided communication wants the provider's RMA and atomics; a
+	 * provider without them still serves point-to-point. */
+	hints->caps |= FI_RMA | FI_ATOMIC;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.info);
+	te.rma = !ret;
+	if (ret) {
+		hints->caps &= ~(uint64_t)(FI_RMA | FI_ATOMIC);
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.info);
+	}
 	fi_freeinfo(hints);
 	if (ret) {
 		fprintf(stderr, "matchbox mpi: no tagged RDM provider '%s' (%s); "
@@ -70,6 +83,7 @@ static int te_init(void)
 		return MPI_ERR_OTHER;
 	}
 	te.cq_data64 = te.info->domain_attr->cq_data_size >= 8;
+	te.virt_addr = te.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
 	te.inject = te.info->tx_attr->inject_size;
 
 	/* Chunks are a power of two no larger than the provider allows. */
@@ -164,6 +178,45 @@ static int te_issue(struct mbmpi_fop *f)
 		} else {
 			ret = fi_trecv(te.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
 				       &f->ctx);
+		}
+		break;
+	case MBMPI_FOP_RMA:
+		switch (f->rkind) {
+		case MBMPI_RMA_PUT: {
+			/* MPI's flush and fence mean done at the target, which
+			 * a write's default completion need not be. */
+			struct iovec iov = {.iov_base = f->buf, .iov_len = f->len};
+			struct fi_rma_iov rv = {.addr = f->data, .len = f->len, .key = f->key};
+			struct fi_msg_rma m = {.msg_iov = &iov, .iov_count = 1, .addr = f->addr,
+					       .rma_iov = &rv, .rma_iov_count = 1, .context = &f->ctx};
+
+			ret = fi_writemsg(te.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+			break;
+		}
+		case MBMPI_RMA_GET:
+			ret = fi_read(te.ep, f->buf, f->len, NULL, f->addr, f->data, f->key, &f->ctx);
+			break;
+		case MBMPI_RMA_ATOMIC: {
+			struct fi_ioc ioc = {.addr = f->buf, .count = f->len};
+			struct fi_rma_ioc rc = {.addr = f->data, .count = f->len, .key = f->key};
+			struct fi_msg_atomic m = {.msg_iov = &ioc, .iov_count = 1, .addr = f->addr,
+						  .rma_iov = &rc, .rma_iov_count = 1,
+						  .datatype = (enum fi_datatype)f->fdt,
+						  .op = (enum fi_op)f->fop, .context = &f->ctx};
+
+			ret = fi_atomicmsg(te.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+			break;
+		}
+		case MBMPI_RMA_FETCH:
+			ret = fi_fetch_atomic(te.ep, f->buf, f->len, NULL, f->res, NULL, f->addr, f->data,
+					      f->key, (enum fi_datatype)f->fdt, (enum fi_op)f->fop,
+					      &f->ctx);
+			break;
+		default:
+			ret = fi_compare_atomic(te.ep, f->buf, f->len, NULL, f->cmp, NULL, f->res, NULL,
+						f->addr, f->data, f->key, (enum fi_datatype)f->fdt,
+						FI_CSWAP, &f->ctx);
+			break;
 		}
 		break;
 	default:
@@ -614,6 +667,70 @@ static int te_getopt(int name, void *val, size_t *len)
 	return MPI_ERR_OTHER;
 }
 
+/* ---- One-sided ---- */
+
+static int te_rma_reg(void *buf, size_t len, uint64_t *key, uint64_t *raddr, void **mr)
+{
+	struct fid_mr *m;
+	int ret;
+
+	if (!te.rma)
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	ret = fi_mr_reg(te.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
+			0, ++te.next_key, 0, &m, NULL);
+	if (ret) {
+		te_warn("fi_mr_reg", ret);
+		return ret == -FI_ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+	}
+	*key = fi_mr_key(m);
+	*raddr = te.virt_addr ? (uint64_t)(uintptr_t)buf : 0;
+	*mr = m;
+	return MPI_SUCCESS;
+}
+
+static void te_rma_dereg(void *mr)
+{
+	if (mr)
+		fi_close(&((struct fid_mr *)mr)->fid);
+}
+
+static int te_rma(struct mbmpi_req *r, const struct mbmpi_rma *op)
+{
+	struct mbmpi_fop *f;
+
+	if (!te.rma)
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	if (!(f = te_fop(r, MBMPI_FOP_RMA)))
+		return MPI_ERR_NO_MEM;
+	f->rkind = op->kind;
+	f->addr = op->addr;
+	f->buf = op->buf;
+	f->len = op->len;
+	f->res = op->result;
+	f->cmp = op->compare;
+	f->data = op->raddr;
+	f->key = op->key;
+	f->fdt = op->fdt;
+	f->fop = op->fop;
+	return te_post(f);
+}
+
+static size_t te_atomic_max(int kind, int fdt, int fop)
+{
+	size_t count = 0;
+	int ret;
+
+	if (!te.rma)
+		return 0;
+	if (kind == MBMPI_RMA_ATOMIC)
+		ret = fi_atomicvalid(te.ep, (enum fi_datatype)fdt, (enum fi_op)fop, &count);
+	else if (kind == MBMPI_RMA_FETCH)
+		ret = fi_fetch_atomicvalid(te.ep, (enum fi_datatype)fdt, (enum fi_op)fop, &count);
+	else
+		ret = fi_compare_atomicvalid(te.ep, (enum fi_datatype)fdt, FI_CSWAP, &count);
+	return ret ? 0 : count;
+}
+
 const struct mbmpi_engine mbmpi_tagged_engine = {
 	.name = "tagged",
 	.init = te_init,
@@ -626,4 +743,8 @@ const struct mbmpi_engine mbmpi_tagged_engine = {
 	.progress = te_progress,
 	.getopt = te_getopt,
 	.fini = te_fini,
+	.rma_reg = te_rma_reg,
+	.rma_dereg = te_rma_dereg,
+	.rma = te_rma,
+	.atomic_max = te_atomic_max,
 };

@@ -1,0 +1,1182 @@
+/*
+ * One-sided communication (MPI-3 RMA) over the provider's own RMA and
+ * atomics: a window registers its memory with the engine and every rank
+ * learns every other's address, key, size and displacement unit; MPI_Put and
+ * MPI_Get become fi_write and fi_read, the accumulates fi_atomic,
+ * fi_fetch_atomic and fi_compare_atomic, so one place (the target's
+ * provider) applies every accumulate to a location and they are atomic with
+ * each other. Derived datatypes on either side are walked together into
+ * runs contiguous on both. An operation is counted against its target until
+ * the provider reports it complete, which for these providers means done at
+ * the target: flush, unlock, complete and fence wait for those counts.
+ * Passive-target locks live in a word per rank of a small registered control
+ * block, taken with remote atomics (compare-and-swap for exclusive, fetch-add
+ * for shared), so a lock needs no help from the target's CPU beyond its
+ * provider. Fence is flush plus barrier; post/start/complete/wait are zero-
+ * byte messages on the window's own communicator.
+ */
+#include "mbmpi.h"
+
+#include <stdio.h>
+#include <rdma/fi_atomic.h>
+
+#define LOCK_EXCL (1ull << 62)
+#define T_POST 1
+#define T_DONE 2
+
+struct win_peer {
+	uint64_t raddr, key;      /* the window's memory */
+	uint64_t craddr, ckey;    /* the control block (lock word) */
+	MPI_Aint size;
+	int disp_unit;
+	int pad;
+};
+
+struct mbmpi_win {
+	int magic;
+	struct mbmpi_comm *comm;      /* a private duplicate: its own context */
+	void *base;
+	MPI_Aint size;
+	int disp_unit, flavor, model;
+	bool allocated;
+	void *mr, *cmr;
+	uint64_t *ctl;                /* [0]: this rank's lock word */
+	struct win_peer *peer;
+	struct mbmpi_rma_count *cnt;  /* per target */
+	char *locked;                 /* per target: 0, 'S', 'X' or 'N' (no check) */
+	bool lock_all, fence_open;
+	int *start_ranks, nstart;     /* access epoch of PSCW */
+	struct mbmpi_req **post_reqs; /* exposure epoch: the origins' completions */
+	int npost;
+	char name[MPI_MAX_OBJECT_NAME];
+};
+
+#define WIN_MAGIC 0x57494e21
+
+static int win_check(MPI_Win h, struct mbmpi_win **out)
+{
+	struct mbmpi_win *w = (struct mbmpi_win *)h;
+
+	if (!w || w->magic != WIN_MAGIC)
+		return MPI_ERR_WIN;
+	*out = w;
+	return MPI_SUCCESS;
+}
+
+#define WIN_BEGIN(h, w)                                  \
+	int ret;                                         \
+	MBMPI_CHECK_INIT();                              \
+	if ((ret = win_check(h, &w)))                    \
+		return MBMPI_ERR(NULL, ret);
+
+#define WIN_RET(w, ret) return (ret) ? MBMPI_ERR((w)->comm, ret) : MPI_SUCCESS
+
+/* ---- Completion ---- */
+
+/* Waits until nothing is outstanding toward target t (every target when
+ * t < 0); returns the first error any of those operations met. */
+static int win_flush(struct mbmpi_win *w, int t)
+{
+	int spins = 0, err = MPI_SUCCESS;
+	int lo = t < 0 ? 0 : t, hi = t < 0 ? w->comm->size : t + 1;
+
+	for (int i = lo; i < hi; i++) {
+		while (w->cnt[i].pending)
+			if (!mbmpi_poll())
+				mbmpi_idle(&spins);
+		if (w->cnt[i].err && !err)
+			err = w->cnt[i].err;
+		w->cnt[i].err = 0;
+	}
+	return err;
+}
+
+/* One request per MPI call; every fabric operation of the call hangs on it,
+ * and it is counted once against its target. */
+static struct mbmpi_req *win_req(struct mbmpi_win *w, int t, bool user)
+{
+	struct mbmpi_req *r = mbmpi_req_alloc();
+
+	if (!r)
+		return NULL;
+	r->kind = MBMPI_REQ_RMA;
+	r->comm = w->comm;
+	r->internal = !user;
+	r->peer = t;
+	r->rma_cnt = &w->cnt[t];
+	mbmpi_status_empty(&r->status);
+	w->cnt[t].pending++;
+	r->outstanding = 1; /* held until every piece is posted */
+	return r;
+}
+
+static void win_req_posted(struct mbmpi_req *r, int err)
+{
+	if (err && !r->err)
+		r->err = err;
+	if (--r->outstanding == 0)
+		mbmpi_req_done(r);
+}
+
+/* ---- Datatype walking ---- */
+
+/* Runs of one side's bytes, in typemap order. */
+struct walk {
+	const struct mbmpi_dtype *d;
+	size_t count, i;
+	int s;
+	size_t off;
+};
+
+static void walk_init(struct walk *k, const struct mbmpi_dtype *d, size_t count)
+{
+	*k = (struct walk){ .d = d, .count = count };
+	while (k->i < k->count && (!d->nseg || !d->segs[k->s].len)) {
+		if (!d->nseg || ++k->s == d->nseg) {
+			k->s = 0;
+			k->i++;
+			if (!d->nseg)
+				k->i = k->count;
+		}
+	}
+}
+
+static size_t walk_run(const struct walk *k, MPI_Aint *disp)
+{
+	const struct mbmpi_seg *g;
+
+	if (k->i >= k->count)
+		return 0;
+	g = &k->d->segs[k->s];
+	*disp = (MPI_Aint)k->i * k->d->extent + g->disp + (MPI_Aint)k->off;
+	return g->len - k->off;
+}
+
+static void walk_skip(struct walk *k, size_t n)
+{
+	k->off += n;
+	while (k->i < k->count && k->off >= k->d->segs[k->s].len) {
+		k->off = 0;
+		if (++k->s == k->d->nseg) {
+			k->s = 0;
+			k->i++;
+		}
+	}
+}
+
+/* ---- MPI to libfabric names ---- */
+
+static int fab_type(const struct mbmpi_dtype *d, size_t *size)
+{
+	static const signed char map[MBMPI_NUM_PREDEF_TYPES] = {
+		[1] = FI_INT8, [2] = FI_INT8, [3] = FI_UINT8, [4] = FI_UINT8, [5] = FI_INT32,
+		[6] = FI_INT16, [7] = FI_UINT16, [8] = FI_INT32, [9] = FI_UINT32,
+		[10] = FI_INT64, [11] = FI_UINT64, [12] = FI_INT64, [13] = FI_UINT64,
+		[14] = FI_FLOAT, [15] = FI_DOUBLE, [16] = FI_LONG_DOUBLE,
+		[17] = FI_INT8, [18] = FI_INT16, [19] = FI_INT32, [20] = FI_INT64,
+		[21] = FI_UINT8, [22] = FI_UINT16, [23] = FI_UINT32, [24] = FI_UINT64,
+		[25] = FI_UINT8, [26] = FI_FLOAT_COMPLEX, [27] = FI_DOUBLE_COMPLEX,
+		[28] = FI_LONG_DOUBLE_COMPLEX, [29] = FI_INT64, [30] = FI_INT64, [31] = FI_INT64,
+	};
+	int b = d->base;
+
+	if (b <= 0 || b >= MBMPI_NUM_PREDEF_TYPES || (!map[b] && b != 1 && b != 2))
+		return -1;
+	*size = mbmpi_predef_types[b].size;
+	/* wchar_t, long and the address types by their real width. */
+	if (map[b] == FI_INT32 && *size == 8)
+		return FI_INT64;
+	if (map[b] == FI_INT64 && *size == 4)
+		return FI_INT32;
+	if (map[b] == FI_UINT64 && *size == 4)
+		return FI_UINT32;
+	return map[b];
+}
+
+static int fab_op(MPI_Op op)
+{
+	switch ((uintptr_t)op) {
+	case (uintptr_t)MPI_MAX: return FI_MAX;
+	case (uintptr_t)MPI_MIN: return FI_MIN;
+	case (uintptr_t)MPI_SUM: return FI_SUM;
+	case (uintptr_t)MPI_PROD: return FI_PROD;
+	case (uintptr_t)MPI_LAND: return FI_LAND;
+	case (uintptr_t)MPI_BAND: return FI_BAND;
+	case (uintptr_t)MPI_LOR: return FI_LOR;
+	case (uintptr_t)MPI_BOR: return FI_BOR;
+	case (uintptr_t)MPI_LXOR: return FI_LXOR;
+	case (uintptr_t)MPI_BXOR: return FI_BXOR;
+	case (uintptr_t)MPI_REPLACE: return FI_ATOMIC_WRITE;
+	case (uintptr_t)MPI_NO_OP: return FI_ATOMIC_READ;
+	default: return -1;
+	}
+}
+
+/* ---- Transfers ---- */
+
+static bool win_access(const struct mbmpi_win *w, int t)
+{
+	if (w->fence_open || w->lock_all || w->locked[t])
+		return true;
+	for (int i = 0; i < w->nstart; i++)
+		if (w->start_ranks[i] == t)
+			return true;
+	return false;
+}
+
+struct xfer {
+	int kind;                     /* MBMPI_RMA_* */
+	void *obuf;                   /* origin */
+	size_t ocount;
+	struct mbmpi_dtype *od;
+	void *rbuf;                   /* result (get-accumulate, fetch, cswap) */
+	size_t rcount;
+	struct mbmpi_dtype *rd;
+	const void *cmp;
+	int t;
+	MPI_Aint disp;
+	size_t tcount;
+	struct mbmpi_dtype *td;
+	MPI_Op op;
+};
+
+static int win_check_xfer(struct mbmpi_win *w, const struct xfer *x)
+{
+	const struct win_peer *p;
+	MPI_Aint lo, hi;
+
+	if (x->t < 0 || x->t >= w->comm->size)
+		return MPI_ERR_RANK;
+	if (!win_access(w, x->t))
+		return MPI_ERR_RMA_SYNC;
+	if (x->disp < 0)
+		return MPI_ERR_DISP;
+	if (x->od && x->od->size * x->ocount != x->td->size * x->tcount)
+		return MPI_ERR_TYPE;
+	if (x->rd && x->rd->size * x->rcount != x->td->size * x->tcount)
+		return MPI_ERR_TYPE;
+	if (!x->tcount || !x->td->size)
+		return MPI_SUCCESS;
+	p = &w->peer[x->t];
+	lo = x->disp * p->disp_unit + x->td->true_lb;
+	hi = x->disp * p->disp_unit + (MPI_Aint)(x->tcount - 1) * x->td->extent + x->td->true_ub;
+	if (lo < 0 || hi > p->size)
+		return MPI_ERR_RMA_RANGE;
+	return MPI_SUCCESS;
+}
+
+/* Posts the pieces of one call on request r: runs contiguous in origin,
+ * result and target alike; atomics also cut at the provider's limit. */
+static int win_post(struct mbmpi_win *w, const struct xfer *x, struct mbmpi_req *r)
+{
+	const struct win_peer *p = &w->peer[x->t];
+	struct walk ow, rw, tw;
+	size_t esize = 1, emax = SIZE_MAX;
+	int fdt = 0, fop = 0;
+
+	if (x->kind != MBMPI_RMA_PUT && x->kind != MBMPI_RMA_GET) {
+		if ((fdt = fab_type(x->td, &esize)) < 0 || (x->od && x->od->base != x->td->base) ||
+		    (x->rd && x->rd->base != x->td->base))
+			return MPI_ERR_TYPE;
+		fop = x->kind == MBMPI_RMA_CSWAP ? FI_CSWAP : fab_op(x->op);
+		if (fop < 0)
+			return mbmpi_op(x->op)->predef ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_OP;
+		emax = mbmpi.eng->atomic_max ? mbmpi.eng->atomic_max(x->kind, fdt, fop) : 0;
+		if (!emax)
+			return MPI_ERR_UNSUPPORTED_OPERATION;
+	}
+	if (x->od)
+		walk_init(&ow, x->od, x->ocount);
+	if (x->rd)
+		walk_init(&rw, x->rd, x->rcount);
+	walk_init(&tw, x->td, x->tcount);
+	for (;;) {
+		MPI_Aint od = 0, rd = 0, td;
+		size_t n = walk_run(&tw, &td), m;
+		struct mbmpi_rma op = { .kind = x->kind, .addr = w->comm->addr[x->t], .key = p->key };
+		int ret;
+
+		if (!n)
+			return MPI_SUCCESS;
+		if (x->od && (m = walk_run(&ow, &od)) < n)
+			n = m;
+		if (x->rd && (m = walk_run(&rw, &rd)) < n)
+			n = m;
+		if (x->kind != MBMPI_RMA_PUT && x->kind != MBMPI_RMA_GET) {
+			n -= n % esize;
+			if (!n)
+				return MPI_ERR_TYPE;
+			if (n / esize > emax)
+				n = emax * esize;
+			op.len = n / esize;
+			op.fdt = fdt;
+			op.fop = fop;
+		} else {
+			op.len = n;
+		}
+		op.buf = x->od ? (char *)x->obuf + od : NULL;
+		op.result = x->rd ? (char *)x->rbuf + rd : NULL;
+		if (x->kind == MBMPI_RMA_GET)
+			op.buf = (char *)x->rbuf + rd;
+		if (x->kind == MBMPI_RMA_FETCH && !op.buf)
+			op.buf = op.result; /* a read carries no operand */
+		op.compare = x->cmp;
+		op.raddr = p->raddr + (uint64_t)(x->disp * p->disp_unit + td);
+		if ((ret = mbmpi.eng->rma(r, &op)))
+			return ret;
+		if (x->od)
+			walk_skip(&ow, n);
+		if (x->rd)
+			walk_skip(&rw, n);
+		walk_skip(&tw, n);
+	}
+}
+
+static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
+{
+	struct mbmpi_win *w;
+	struct mbmpi_req *r;
+
+	WIN_BEGIN(h, w);
+	if (ureq && (*ureq = MPI_REQUEST_NULL, false))
+		return MPI_SUCCESS;
+	if (x->t == MPI_PROC_NULL) {
+		if (ureq) {
+			if (!(r = mbmpi_req_alloc()))
+				WIN_RET(w, MPI_ERR_NO_MEM);
+			r->kind = MBMPI_REQ_DONE_NOW;
+			r->complete = true;
+			mbmpi_status_empty(&r->status);
+			*ureq = r;
+		}
+		return MPI_SUCCESS;
+	}
+	if ((ret = win_check_xfer(w, x)))
+		WIN_RET(w, ret);
+	if (!(r = win_req(w, x->t, ureq != NULL)))
+		WIN_RET(w, MPI_ERR_NO_MEM);
+	ret = win_post(w, x, r);
+	if (ureq)
+		*ureq = r;
+	win_req_posted(r, ret);
+	WIN_RET(w, ret);
+}
+
+static int xfer_types(struct xfer *x, MPI_Datatype ot, MPI_Datatype rt, MPI_Datatype tt, int oc, int rc,
+		      int tc)
+{
+	if (oc < 0 || rc < 0 || tc < 0)
+		return MPI_ERR_COUNT;
+	if ((x->kind != MBMPI_RMA_GET && ot != MPI_DATATYPE_NULL && mbmpi_dt_check(ot)) ||
+	    ((rt != MPI_DATATYPE_NULL || x->kind == MBMPI_RMA_GET) && mbmpi_dt_check(rt)) ||
+	    mbmpi_dt_check(tt))
+		return MPI_ERR_TYPE;
+	x->td = mbmpi_dt(tt);
+	x->tcount = (size_t)tc;
+	if (x->kind == MBMPI_RMA_GET || (rt != MPI_DATATYPE_NULL && x->kind != MBMPI_RMA_PUT &&
+					 x->kind != MBMPI_RMA_ATOMIC)) {
+		x->rd = mbmpi_dt(rt);
+		x->rcount = (size_t)rc;
+	}
+	if (x->kind != MBMPI_RMA_GET && ot != MPI_DATATYPE_NULL) {
+		x->od = mbmpi_dt(ot);
+		x->ocount = (size_t)oc;
+	}
+	return MPI_SUCCESS;
+}
+
+#define XFER_TYPES(h, x, ot, rt, tt, oc, rc, tc)                                  \
+	do {                                                                       \
+		int e_ = xfer_types(&(x), ot, rt, tt, oc, rc, tc);                 \
+		if (e_) {                                                          \
+			struct mbmpi_win *w_;                                      \
+			return MBMPI_ERR(win_check(h, &w_) ? NULL : w_->comm, e_); \
+		}                                                                  \
+	} while (0)
+
+static int c_put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+		 MPI_Win h, MPI_Request *req)
+{
+	struct xfer x = { .kind = MBMPI_RMA_PUT, .obuf = (void *)o, .t = t, .disp = disp };
+
+	XFER_TYPES(h, x, ot, MPI_DATATYPE_NULL, tt, oc, 0, tc);
+	return win_xfer(h, &x, req);
+}
+
+static int c_get(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+		 MPI_Win h, MPI_Request *req)
+{
+	struct xfer x = { .kind = MBMPI_RMA_GET, .rbuf = o, .t = t, .disp = disp };
+
+	XFER_TYPES(h, x, MPI_DATATYPE_NULL, ot, tt, 0, oc, tc);
+	return win_xfer(h, &x, req);
+}
+
+static int c_acc(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_Datatype rt, int t,
+		 MPI_Aint disp, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win h, MPI_Request *req,
+		 bool fetch)
+{
+	struct xfer x = { .kind = fetch ? MBMPI_RMA_FETCH : MBMPI_RMA_ATOMIC, .obuf = (void *)o,
+			  .rbuf = res, .t = t, .disp = disp, .op = op };
+
+	/* A read carries no operand. */
+	if (op == MPI_NO_OP)
+		ot = MPI_DATATYPE_NULL;
+	XFER_TYPES(h, x, ot, fetch ? rt : MPI_DATATYPE_NULL, tt, oc, rc, tc);
+	if ((uintptr_t)op >= MBMPI_NUM_PREDEF_OPS || op == MPI_OP_NULL) {
+		struct mbmpi_win *w;
+
+		/* MPI allows only predefined operations here. */
+		return MBMPI_ERR(win_check(h, &w) ? NULL : w->comm, MPI_ERR_OP);
+	}
+	return win_xfer(h, &x, req);
+}
+
+int PMPI_Put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+	     MPI_Win win)
+{
+	return c_put(o, oc, ot, t, disp, tc, tt, win, NULL);
+}
+MBMPI_ALIAS(Put)
+
+int PMPI_Rput(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+	      MPI_Win win, MPI_Request *req)
+{
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	return c_put(o, oc, ot, t, disp, tc, tt, win, req);
+}
+MBMPI_ALIAS(Rput)
+
+int PMPI_Get(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+	     MPI_Win win)
+{
+	return c_get(o, oc, ot, t, disp, tc, tt, win, NULL);
+}
+MBMPI_ALIAS(Get)
+
+int PMPI_Rget(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
+	      MPI_Win win, MPI_Request *req)
+{
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	return c_get(o, oc, ot, t, disp, tc, tt, win, req);
+}
+MBMPI_ALIAS(Rget)
+
+int PMPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc,
+		    MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+	return c_acc(o, oc, ot, NULL, 0, MPI_DATATYPE_NULL, t, disp, tc, tt, op, win, NULL, false);
+}
+MBMPI_ALIAS(Accumulate)
+
+int PMPI_Raccumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc,
+		     MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
+{
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	return c_acc(o, oc, ot, NULL, 0, MPI_DATATYPE_NULL, t, disp, tc, tt, op, win, req, false);
+}
+MBMPI_ALIAS(Raccumulate)
+
+int PMPI_Get_accumulate(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_Datatype rt,
+			int t, MPI_Aint disp, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win win)
+{
+	return c_acc(o, oc, ot, res, rc, rt, t, disp, tc, tt, op, win, NULL, true);
+}
+MBMPI_ALIAS(Get_accumulate)
+
+int PMPI_Rget_accumulate(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_Datatype rt,
+			 int t, MPI_Aint disp, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win win,
+			 MPI_Request *req)
+{
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	return c_acc(o, oc, ot, res, rc, rt, t, disp, tc, tt, op, win, req, true);
+}
+MBMPI_ALIAS(Rget_accumulate)
+
+int PMPI_Fetch_and_op(const void *o, void *res, MPI_Datatype dt, int t, MPI_Aint disp, MPI_Op op,
+		      MPI_Win win)
+{
+	return c_acc(o, 1, dt, res, 1, dt, t, disp, 1, dt, op, win, NULL, true);
+}
+MBMPI_ALIAS(Fetch_and_op)
+
+int PMPI_Compare_and_swap(const void *o, const void *cmp, void *res, MPI_Datatype dt, int t,
+			  MPI_Aint disp, MPI_Win win)
+{
+	struct xfer x = { .kind = MBMPI_RMA_CSWAP, .obuf = (void *)o, .rbuf = res, .cmp = cmp,
+			  .t = t, .disp = disp };
+
+	XFER_TYPES(win, x, dt, dt, dt, 1, 1, 1);
+	return win_xfer(win, &x, NULL);
+}
+MBMPI_ALIAS(Compare_and_swap)
+
+/* ---- Creation and destruction ---- */
+
+static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+		    bool allocated, MPI_Win *out)
+{
+	struct mbmpi_comm *c;
+	struct mbmpi_win *w;
+	struct win_peer me = { 0 };
+	MPI_Comm dup;
+	int ret, n;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!out)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (size < 0)
+		return MBMPI_ERR(c, MPI_ERR_SIZE);
+	if (disp_unit <= 0)
+		return MBMPI_ERR(c, MPI_ERR_DISP);
+	if (!mbmpi.eng->rma_reg)
+		return MBMPI_ERR(c, MPI_ERR_UNSUPPORTED_OPERATION);
+	if ((ret = PMPI_Comm_dup(comm, &dup)))
+		return ret;
+	n = c->size;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->peer = calloc((size_t)n, sizeof(*w->peer))) ||
+	    !(w->cnt = calloc((size_t)n, sizeof(*w->cnt))) || !(w->locked = calloc((size_t)n, 1)) ||
+	    posix_memalign((void **)&w->ctl, 64, 64)) {
+		ret = MPI_ERR_NO_MEM;
+		goto fail;
+	}
+	memset(w->ctl, 0, 64);
+	w->magic = WIN_MAGIC;
+	w->comm = mbmpi_comm(dup);
+	w->comm->win = w;
+	mbmpi_errh_retain(MPI_ERRORS_ARE_FATAL);
+	mbmpi_errh_release(w->comm->errh);
+	w->comm->errh = MPI_ERRORS_ARE_FATAL;
+	w->base = base;
+	w->size = size;
+	w->disp_unit = disp_unit;
+	w->flavor = flavor;
+	w->model = MPI_WIN_UNIFIED;
+	w->allocated = allocated;
+	if (size && (ret = mbmpi.eng->rma_reg(base, (size_t)size, &me.key, &me.raddr, &w->mr)))
+		goto fail;
+	if ((ret = mbmpi.eng->rma_reg(w->ctl, 64, &me.ckey, &me.craddr, &w->cmr)))
+		goto fail;
+	me.size = size;
+	me.disp_unit = disp_unit;
+	/* Every rank has to have made its window before anyone uses it: the
+	 * allgather is that agreement too. */
+	ret = PMPI_Allgather(&me, sizeof(me), MPI_BYTE, w->peer, sizeof(me), MPI_BYTE, dup);
+	if (ret)
+		goto fail;
+	*out = w;
+	return MPI_SUCCESS;
+fail:
+	if (w) {
+		if (w->cmr)
+			mbmpi.eng->rma_dereg(w->cmr);
+		if (w->mr)
+			mbmpi.eng->rma_dereg(w->mr);
+		free(w->ctl);
+		free(w->peer);
+		free(w->cnt);
+		free(w->locked);
+		free(w);
+	}
+	if (mbmpi_comm(dup))
+		mbmpi_comm(dup)->win = NULL;
+	PMPI_Comm_free(&dup);
+	return MBMPI_ERR(c, ret);
+}
+
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info;
+	if (size > 0 && !base)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_BASE);
+	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, false, win);
+}
+MBMPI_ALIAS(Win_create)
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+		      MPI_Win *win)
+{
+	void *p = NULL;
+	int ret;
+
+	(void)info;
+	if (!baseptr)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	if (size < 0)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_SIZE);
+	if (posix_memalign(&p, 4096, size ? (size_t)size : 1))
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_NO_MEM);
+	memset(p, 0, size ? (size_t)size : 1);
+	ret = win_make(p, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, true, win);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	*(void **)baseptr = p;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_allocate)
+
+int PMPI_Win_free(MPI_Win *win)
+{
+	struct mbmpi_win *w;
+	MPI_Comm c;
+
+	MBMPI_CHECK_INIT();
+	if (!win || win_check(*win, &w))
+		return MBMPI_ERR(NULL, MPI_ERR_WIN);
+	if (w->lock_all || w->nstart || w->npost)
+		return MBMPI_ERR(w->comm, MPI_ERR_RMA_SYNC);
+	for (int i = 0; i < w->comm->size; i++)
+		if (w->locked[i])
+			return MBMPI_ERR(w->comm, MPI_ERR_RMA_SYNC);
+	/* Nobody's memory goes while another rank may still reach it. */
+	win_flush(w, -1);
+	mbmpi_barrier(w->comm);
+	mbmpi.eng->rma_dereg(w->cmr);
+	mbmpi.eng->rma_dereg(w->mr);
+	if (w->allocated)
+		free(w->base);
+	free(w->ctl);
+	free(w->peer);
+	free(w->cnt);
+	free(w->locked);
+	free(w->start_ranks);
+	w->comm->win = NULL;
+	c = w->comm;
+	w->magic = 0;
+	free(w);
+	PMPI_Comm_free(&c);
+	*win = MPI_WIN_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_free)
+
+/* Shared-memory and dynamic windows are not built yet: they exist so that
+ * programs mentioning them link, and say so. */
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+			     MPI_Win *win)
+{
+	(void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Win_allocate_shared)
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	struct mbmpi_win *w;
+
+	(void)rank, (void)size, (void)disp_unit, (void)baseptr;
+	WIN_BEGIN(win, w);
+	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+}
+MBMPI_ALIAS(Win_shared_query)
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info, (void)win;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Win_create_dynamic)
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	struct mbmpi_win *w;
+
+	(void)base, (void)size;
+	WIN_BEGIN(win, w);
+	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+}
+MBMPI_ALIAS(Win_attach)
+
+int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+	struct mbmpi_win *w;
+
+	(void)base;
+	WIN_BEGIN(win, w);
+	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+}
+MBMPI_ALIAS(Win_detach)
+
+/* ---- Queries ---- */
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	return PMPI_Comm_group((MPI_Comm)w->comm, group);
+}
+MBMPI_ALIAS(Win_get_group)
+
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!val || !flag)
+		WIN_RET(w, MPI_ERR_ARG);
+	*flag = 1;
+	switch (keyval) {
+	case MPI_WIN_BASE:
+		*(void **)val = w->base;
+		break;
+	case MPI_WIN_SIZE:
+		*(MPI_Aint **)val = &w->size;
+		break;
+	case MPI_WIN_DISP_UNIT:
+		*(int **)val = &w->disp_unit;
+		break;
+	case MPI_WIN_CREATE_FLAVOR:
+		*(int **)val = &w->flavor;
+		break;
+	case MPI_WIN_MODEL:
+		*(int **)val = &w->model;
+		break;
+	default:
+		*flag = 0;
+		if (keyval == MPI_KEYVAL_INVALID)
+			WIN_RET(w, MPI_ERR_KEYVAL);
+	}
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_get_attr)
+
+int PMPI_Win_set_name(MPI_Win win, const char *name)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!name)
+		WIN_RET(w, MPI_ERR_ARG);
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_set_name)
+
+int PMPI_Win_get_name(MPI_Win win, char *name, int *len)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!name || !len)
+		WIN_RET(w, MPI_ERR_ARG);
+	*len = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->name);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_get_name)
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn, eh);
+}
+MBMPI_ALIAS(Win_create_errhandler)
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler eh)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	return PMPI_Comm_set_errhandler((MPI_Comm)w->comm, eh);
+}
+MBMPI_ALIAS(Win_set_errhandler)
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	return PMPI_Comm_get_errhandler((MPI_Comm)w->comm, eh);
+}
+MBMPI_ALIAS(Win_get_errhandler)
+
+int PMPI_Win_call_errhandler(MPI_Win win, int code)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	MBMPI_ERR(w->comm, code);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_call_errhandler)
+
+/* ---- Synchronisation ---- */
+
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
+		WIN_RET(w, MPI_ERR_ASSERT);
+	ret = win_flush(w, -1);
+	/* Even after NOPRECEDE the barrier stays: it orders the target's own
+	 * stores before the fence ahead of the origins' accesses after it. */
+	{
+		int e = mbmpi_barrier(w->comm);
+		ret = ret ? ret : e;
+	}
+	w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+	WIN_RET(w, ret);
+}
+MBMPI_ALIAS(Win_fence)
+
+/* A remote atomic on target t's lock word, waited for. */
+static int lock_op(struct mbmpi_win *w, int t, int kind, uint64_t operand, uint64_t cmp, uint64_t *old)
+{
+	struct mbmpi_req *r = win_req(w, t, false);
+	struct mbmpi_rma op = { .kind = kind, .addr = w->comm->addr[t], .buf = &operand, .len = 1,
+				.result = old, .compare = &cmp, .raddr = w->peer[t].craddr,
+				.key = w->peer[t].ckey, .fdt = FI_UINT64,
+				.fop = kind == MBMPI_RMA_CSWAP ? FI_CSWAP : FI_SUM };
+
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	win_req_posted(r, mbmpi.eng->rma(r, &op));
+	return win_flush(w, t);
+}
+
+static int lock_take(struct mbmpi_win *w, int t, bool excl)
+{
+	int spins = 0, ret;
+
+	for (;;) {
+		uint64_t old = 0;
+
+		if (excl) {
+			if ((ret = lock_op(w, t, MBMPI_RMA_CSWAP, LOCK_EXCL, 0, &old)))
+				return ret;
+			if (old == 0)
+				return MPI_SUCCESS;
+		} else {
+			if ((ret = lock_op(w, t, MBMPI_RMA_FETCH, 1, 0, &old)))
+				return ret;
+			if (!(old & LOCK_EXCL))
+				return MPI_SUCCESS;
+			if ((ret = lock_op(w, t, MBMPI_RMA_FETCH, (uint64_t)-1, 0, &old)))
+				return ret;
+		}
+		/* The holder's unlock needs nothing from us but patience. */
+		mbmpi_poll();
+		mbmpi_idle(&spins);
+	}
+}
+
+static int lock_drop(struct mbmpi_win *w, int t, bool excl)
+{
+	uint64_t old;
+
+	return lock_op(w, t, MBMPI_RMA_FETCH, excl ? (uint64_t)0 - LOCK_EXCL : (uint64_t)-1, 0, &old);
+}
+
+int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (type != MPI_LOCK_EXCLUSIVE && type != MPI_LOCK_SHARED)
+		WIN_RET(w, MPI_ERR_LOCKTYPE);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->comm->size)
+		WIN_RET(w, MPI_ERR_RANK);
+	if (assert & ~MPI_MODE_NOCHECK)
+		WIN_RET(w, MPI_ERR_ASSERT);
+	if (w->locked[rank] || w->lock_all)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	if (!(assert & MPI_MODE_NOCHECK) && (ret = lock_take(w, rank, type == MPI_LOCK_EXCLUSIVE)))
+		WIN_RET(w, ret);
+	w->locked[rank] = assert & MPI_MODE_NOCHECK ? 'N' : type == MPI_LOCK_EXCLUSIVE ? 'X' : 'S';
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_lock)
+
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+	struct mbmpi_win *w;
+	int e;
+
+	WIN_BEGIN(win, w);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->comm->size)
+		WIN_RET(w, MPI_ERR_RANK);
+	if (!w->locked[rank])
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	ret = win_flush(w, rank);
+	if (w->locked[rank] != 'N' && (e = lock_drop(w, rank, w->locked[rank] == 'X')) && !ret)
+		ret = e;
+	w->locked[rank] = 0;
+	WIN_RET(w, ret);
+}
+MBMPI_ALIAS(Win_unlock)
+
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (assert & ~MPI_MODE_NOCHECK)
+		WIN_RET(w, MPI_ERR_ASSERT);
+	if (w->lock_all)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	for (int i = 0; i < w->comm->size; i++)
+		if (w->locked[i])
+			WIN_RET(w, MPI_ERR_RMA_SYNC);
+	for (int i = 0; i < w->comm->size && !(assert & MPI_MODE_NOCHECK); i++) {
+		if ((ret = lock_take(w, i, false))) {
+			while (--i >= 0)
+				lock_drop(w, i, false);
+			WIN_RET(w, ret);
+		}
+		w->locked[i] = 'S';
+	}
+	w->lock_all = true;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_lock_all)
+
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!w->lock_all)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	ret = win_flush(w, -1);
+	for (int i = 0; i < w->comm->size; i++) {
+		if (w->locked[i]) {
+			int e = lock_drop(w, i, false);
+			ret = ret ? ret : e;
+		}
+		w->locked[i] = 0;
+	}
+	w->lock_all = false;
+	WIN_RET(w, ret);
+}
+MBMPI_ALIAS(Win_unlock_all)
+
+static int c_flush(int rank, MPI_Win win, bool all)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!all && rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (!all && (rank < 0 || rank >= w->comm->size))
+		WIN_RET(w, MPI_ERR_RANK);
+	if (!w->lock_all && (all ? false : !w->locked[rank])) {
+		bool any = false;
+
+		for (int i = 0; i < w->comm->size; i++)
+			any |= w->locked[i] != 0;
+		if (!any || !all)
+			WIN_RET(w, MPI_ERR_RMA_SYNC);
+	}
+	ret = win_flush(w, all ? -1 : rank);
+	WIN_RET(w, ret);
+}
+
+/* Local completion is not weaker here than remote: the provider reports an
+ * operation once it is done at the target. */
+int PMPI_Win_flush(int rank, MPI_Win win)
+{
+	return c_flush(rank, win, false);
+}
+MBMPI_ALIAS(Win_flush)
+
+int PMPI_Win_flush_all(MPI_Win win)
+{
+	return c_flush(0, win, true);
+}
+MBMPI_ALIAS(Win_flush_all)
+
+int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+	return c_flush(rank, win, false);
+}
+MBMPI_ALIAS(Win_flush_local)
+
+int PMPI_Win_flush_local_all(MPI_Win win)
+{
+	return c_flush(0, win, true);
+}
+MBMPI_ALIAS(Win_flush_local_all)
+
+int PMPI_Win_sync(MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	/* The unified model: public and private copies are one; only the
+	 * compiler and the processor need telling. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_sync)
+
+/* ---- Post, start, complete, wait ---- */
+
+/* The window communicator's ranks of a group's members. */
+static int group_ranks(struct mbmpi_win *w, MPI_Group group, int **out, int *n)
+{
+	struct mbmpi_group *g = mbmpi_group(group);
+	struct mbmpi_group *wg = w->comm->group;
+	int *r;
+
+	if (!g)
+		return MPI_ERR_GROUP;
+	if (!(r = malloc(sizeof(int) * (size_t)(g->size ? g->size : 1))))
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < g->size; i++) {
+		r[i] = -1;
+		for (int j = 0; j < wg->size; j++)
+			if (wg->world[j] == g->world[i])
+				r[i] = j;
+		if (r[i] < 0) {
+			free(r);
+			return MPI_ERR_GROUP;
+		}
+	}
+	*out = r;
+	*n = g->size;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	struct mbmpi_win *w;
+	int *ranks = NULL, n = 0;
+
+	WIN_BEGIN(win, w);
+	if (w->npost)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	if ((ret = group_ranks(w, group, &ranks, &n)))
+		WIN_RET(w, ret);
+	(void)assert;
+	w->post_reqs = calloc((size_t)(n ? n : 1), sizeof(*w->post_reqs));
+	if (!w->post_reqs) {
+		free(ranks);
+		WIN_RET(w, MPI_ERR_NO_MEM);
+	}
+	/* The completions are expected before the origins are told to go. */
+	for (int i = 0; i < n && !ret; i++)
+		ret = mbmpi_irecv(NULL, 0, &mbmpi_predef_types[4], ranks[i], T_DONE, w->comm, w->comm->ctx,
+				  &w->post_reqs[i]);
+	for (int i = 0; i < n && !ret; i++) {
+		struct mbmpi_req *r;
+
+		if (!(ret = mbmpi_isend(NULL, 0, &mbmpi_predef_types[4], ranks[i], T_POST, w->comm,
+					w->comm->ctx, MBMPI_STD, &r)))
+			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+	}
+	w->npost = n ? n : -1;
+	free(ranks);
+	WIN_RET(w, ret);
+}
+MBMPI_ALIAS(Win_post)
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	struct mbmpi_win *w;
+	int *ranks = NULL, n = 0;
+
+	WIN_BEGIN(win, w);
+	(void)assert;
+	if (w->nstart)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	if ((ret = group_ranks(w, group, &ranks, &n)))
+		WIN_RET(w, ret);
+	for (int i = 0; i < n && !ret; i++) {
+		struct mbmpi_req *r;
+
+		if (!(ret = mbmpi_irecv(NULL, 0, &mbmpi_predef_types[4], ranks[i], T_POST, w->comm,
+					w->comm->ctx, &r)))
+			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+	}
+	if (ret) {
+		free(ranks);
+		WIN_RET(w, ret);
+	}
+	w->start_ranks = ranks;
+	w->nstart = n ? n : -1;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_start)
+
+int PMPI_Win_complete(MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!w->nstart)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	for (int i = 0; i < w->nstart; i++) {
+		int t = w->start_ranks[i], e = win_flush(w, t);
+		struct mbmpi_req *r;
+
+		ret = ret ? ret : e;
+		if (!(e = mbmpi_isend(NULL, 0, &mbmpi_predef_types[4], t, T_DONE, w->comm, w->comm->ctx,
+				      MBMPI_STD, &r)))
+			e = mbmpi_wait(r, MPI_STATUS_IGNORE);
+		ret = ret ? ret : e;
+	}
+	free(w->start_ranks);
+	w->start_ranks = NULL;
+	w->nstart = 0;
+	WIN_RET(w, ret);
+}
+MBMPI_ALIAS(Win_complete)
+
+static int post_end(struct mbmpi_win *w, bool block, int *flag)
+{
+	int n = w->npost < 0 ? 0 : w->npost, ret;
+
+	if (!block) {
+		mbmpi_poll();
+		for (int i = 0; i < n; i++)
+			if (!w->post_reqs[i]->complete) {
+				*flag = 0;
+				return MPI_SUCCESS;
+			}
+	}
+	ret = mbmpi_waitall(n, w->post_reqs);
+	free(w->post_reqs);
+	w->post_reqs = NULL;
+	w->npost = 0;
+	if (flag)
+		*flag = 1;
+	return ret;
+}
+
+int PMPI_Win_wait(MPI_Win win)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!w->npost)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	WIN_RET(w, post_end(w, true, NULL));
+}
+MBMPI_ALIAS(Win_wait)
+
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!flag)
+		WIN_RET(w, MPI_ERR_ARG);
+	if (!w->npost)
+		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	WIN_RET(w, post_end(w, false, flag));
+}
+MBMPI_ALIAS(Win_test)

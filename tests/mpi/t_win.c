@@ -1,0 +1,311 @@
+/*
+ * One-sided communication, each result checked: put and get under fences
+ * between every pair, derived datatypes on either side, accumulates from
+ * every rank at once onto one location (their sum proves atomicity),
+ * fetch-and-add tickets that must all differ, a compare-and-swap that
+ * exactly one rank wins, read-modify-write under exclusive locks that must
+ * not lose an update, post/start/complete/wait around a ring, request-based
+ * operations, window attributes, and the errors: an access outside an
+ * epoch, outside the window, a bad lock type, and a window error handler
+ * that is given the window.
+ */
+#include "mt.h"
+
+#include <stdint.h>
+
+static int rank, size;
+
+static void fences(void)
+{
+	int *base, n = size;
+	MPI_Win win;
+
+	CHECK_MPI(MPI_Win_allocate(sizeof(int) * (MPI_Aint)n * 2, sizeof(int), MPI_INFO_NULL,
+				   MPI_COMM_WORLD, &base, &win));
+	for (int i = 0; i < 2 * n; i++)
+		base[i] = -1;
+	CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+	/* The origin buffer is the program's until the fence: one per put. */
+	for (int t = 0; t < size; t++) {
+		base[n + t] = rank * 100 + t;
+		CHECK_MPI(MPI_Put(&base[n + t], 1, MPI_INT, t, rank, 1, MPI_INT, win));
+	}
+	CHECK_MPI(MPI_Win_fence(0, win));
+	{
+		int ok = 1;
+		for (int i = 0; i < n; i++)
+			ok &= base[i] == i * 100 + rank;
+		CHECK(ok);
+	}
+	/* Get the whole first half of the next rank's window. */
+	{
+		int *got = malloc(sizeof(int) * (size_t)n), ok = 1, t = (rank + 1) % size;
+
+		CHECK_MPI(MPI_Get(got, n, MPI_INT, t, 0, n, MPI_INT, win));
+		CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+		for (int i = 0; i < n; i++)
+			ok &= got[i] == i * 100 + t;
+		CHECK(ok);
+		free(got);
+	}
+	{
+		void *b;
+		MPI_Aint *sz;
+		int *du, *fl, flag;
+
+		MPI_Win_get_attr(win, MPI_WIN_BASE, &b, &flag);
+		CHECK(flag && b == base);
+		MPI_Win_get_attr(win, MPI_WIN_SIZE, &sz, &flag);
+		CHECK(flag && *sz == (MPI_Aint)sizeof(int) * n * 2);
+		MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &du, &flag);
+		CHECK(flag && *du == (int)sizeof(int));
+		MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flag);
+		CHECK(flag && *fl == MPI_WIN_FLAVOR_ALLOCATE);
+	}
+	CHECK_MPI(MPI_Win_free(&win));
+	CHECK(win == MPI_WIN_NULL);
+}
+
+/* A strided origin into a contiguous target and back the other way. */
+static void datatypes(void)
+{
+	int mem[64], src[64], back[64], ok = 1, t = (rank + 1) % size;
+	MPI_Datatype every2;
+	MPI_Win win;
+
+	for (int i = 0; i < 64; i++) {
+		mem[i] = -1;
+		src[i] = rank * 1000 + i;
+		back[i] = -1;
+	}
+	MPI_Type_vector(16, 1, 2, MPI_INT, &every2);
+	MPI_Type_commit(&every2);
+	CHECK_MPI(MPI_Win_create(mem, sizeof(mem), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MPI_Win_fence(0, win);
+	/* src[0], src[2], ... src[30] to t's mem[4..19] (byte displacement). */
+	CHECK_MPI(MPI_Put(src, 1, every2, t, 4 * sizeof(int), 16, MPI_INT, win));
+	MPI_Win_fence(0, win);
+	{
+		int from = (rank - 1 + size) % size;
+		for (int i = 0; i < 16; i++)
+			ok &= mem[4 + i] == from * 1000 + 2 * i;
+		ok &= mem[3] == -1 && mem[20] == -1;
+	}
+	/* t's mem[4..19] into every other element of back. */
+	CHECK_MPI(MPI_Get(back, 1, every2, t, 4 * sizeof(int), 16, MPI_INT, win));
+	MPI_Win_fence(0, win);
+	for (int i = 0; i < 32; i++)
+		ok &= back[i] == (i % 2 ? -1 : rank * 1000 + i);
+	CHECK(ok);
+	MPI_Win_free(&win);
+	MPI_Type_free(&every2);
+}
+
+static void atomics(void)
+{
+	int64_t *base;
+	MPI_Win win;
+	int rounds = 50;
+
+	MPI_Win_allocate(8 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	memset(base, 0, 8 * sizeof(int64_t));
+	MPI_Barrier(MPI_COMM_WORLD);
+	/* Every rank at once: sums, tickets and a race for one slot. */
+	MPI_Win_lock_all(0, win);
+	{
+		int64_t one = 1, *tickets = malloc(sizeof(int64_t) * (size_t)rounds);
+		double dmax = rank + 0.5;
+
+		for (int i = 0; i < rounds; i++) {
+			CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, MPI_SUM, win));
+			CHECK_MPI(MPI_Fetch_and_op(&one, &tickets[i], MPI_INT64_T, size - 1, 1, MPI_SUM, win));
+			CHECK_MPI(MPI_Win_flush(size - 1, win));
+		}
+		{
+			int64_t mine = rank + 1, cmp = 0, old = -1;
+			CHECK_MPI(MPI_Compare_and_swap(&mine, &cmp, &old, MPI_INT64_T, 0, 2, win));
+			MPI_Win_flush(0, win);
+			/* One winner: the rank that saw 0. */
+			int won = old == 0, winners = 0;
+			MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+			CHECK(winners == 1);
+			CHECK(old == 0 || (old >= 1 && old <= size));
+		}
+		CHECK_MPI(MPI_Accumulate(&dmax, 1, MPI_DOUBLE, 0, 3, 1, MPI_DOUBLE, MPI_MAX, win));
+		MPI_Win_unlock_all(win);
+		/* Tickets: all different across all ranks, 0 .. rounds*size-1. */
+		{
+			int64_t *all = malloc(sizeof(int64_t) * (size_t)rounds * (size_t)size);
+			char *seen = calloc((size_t)rounds * (size_t)size, 1);
+			int ok = 1;
+
+			MPI_Allgather(tickets, rounds, MPI_INT64_T, all, rounds, MPI_INT64_T, MPI_COMM_WORLD);
+			for (int i = 0; i < rounds * size; i++) {
+				if (all[i] < 0 || all[i] >= rounds * size || seen[all[i]])
+					ok = 0;
+				else
+					seen[all[i]] = 1;
+			}
+			CHECK(ok);
+			free(all);
+			free(seen);
+		}
+		free(tickets);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		double d;
+		CHECK(base[0] == (int64_t)rounds * size);
+		CHECK(base[2] >= 1 && base[2] <= size);
+		memcpy(&d, &base[3], sizeof(d));
+		CHECK(d == size - 1 + 0.5);
+	}
+	if (rank == size - 1)
+		CHECK(base[1] == (int64_t)rounds * size);
+	/* Get_accumulate: fetch the old value while adding; NO_OP reads. */
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+	{
+		int64_t add = 2, old = -1, now = -1;
+		CHECK_MPI(MPI_Get_accumulate(&add, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, 0, 4, 1, MPI_INT64_T,
+					     MPI_SUM, win));
+		MPI_Win_flush(0, win);
+		CHECK(old >= 0 && old <= 2 * (size - 1) && old % 2 == 0);
+		CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &now, 1, MPI_INT64_T, 0, 4, 1,
+					     MPI_INT64_T, MPI_NO_OP, win));
+		MPI_Win_flush(0, win);
+		CHECK(now >= old + 2);
+	}
+	MPI_Win_unlock(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(base[4] == 2 * size);
+	MPI_Win_free(&win);
+}
+
+/* Get, add, put back: only the exclusive lock keeps updates from being lost. */
+static void exclusive(void)
+{
+	int *base, rounds = 20;
+	MPI_Win win;
+
+	MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	*base = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < rounds; i++) {
+		int v = -1;
+
+		CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+		MPI_Get(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+		MPI_Win_flush(0, win);
+		v++;
+		MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+		CHECK_MPI(MPI_Win_unlock(0, win));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(*base == rounds * size);
+	MPI_Win_free(&win);
+}
+
+/* Each rank exposes its window to its left neighbour and writes into its
+ * right neighbour's, with request-based calls. */
+static void pscw(void)
+{
+	int mem[2] = {-1, -1}, left = (rank - 1 + size) % size, right = (rank + 1) % size;
+	MPI_Group world, lg, rg;
+	MPI_Win win;
+	MPI_Request rq[2];
+	int v = rank + 7, got = -1, flag = 0;
+
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_incl(world, 1, &left, &lg);
+	MPI_Group_incl(world, 1, &right, &rg);
+	MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	for (int round = 0; round < 3; round++) {
+		CHECK_MPI(MPI_Win_post(lg, 0, win));
+		CHECK_MPI(MPI_Win_start(rg, 0, win));
+		CHECK_MPI(MPI_Rput(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win, &rq[0]));
+		CHECK_MPI(MPI_Rget(&got, 1, MPI_INT, right, 1, 1, MPI_INT, win, &rq[1]));
+		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+		CHECK_MPI(MPI_Win_complete(win));
+		if (round == 2) {
+			while (!flag)
+				CHECK_MPI(MPI_Win_test(win, &flag));
+		} else {
+			CHECK_MPI(MPI_Win_wait(win));
+		}
+		CHECK(mem[0] == left + 7);
+		mem[1] = round;
+		MPI_Barrier(MPI_COMM_WORLD);
+		CHECK(round == 0 || got == round - 1);
+	}
+	MPI_Win_free(&win);
+	MPI_Group_free(&lg);
+	MPI_Group_free(&rg);
+	MPI_Group_free(&world);
+}
+
+static int handler_calls;
+static MPI_Win handler_win;
+
+static void on_error(MPI_Win *win, int *code, ...)
+{
+	handler_calls++;
+	handler_win = *win;
+	(void)code;
+}
+
+static void errors(void)
+{
+	int mem[4], v = 1, cls = 0;
+	MPI_Win win;
+	MPI_Errhandler eh;
+
+	MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+	MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win), &cls);
+	CHECK(cls == MPI_ERR_RMA_SYNC);
+	MPI_Win_fence(0, win);
+	MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, 4, 1, MPI_INT, win), &cls);
+	CHECK(cls == MPI_ERR_RMA_RANGE);
+	MPI_Error_class(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win), &cls);
+	CHECK(cls == MPI_ERR_RANK);
+	MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, -1, 1, MPI_INT, win), &cls);
+	CHECK(cls == MPI_ERR_DISP);
+	MPI_Error_class(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win), &cls);
+	CHECK(cls == MPI_ERR_OP);
+	CHECK_MPI(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+	MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+	MPI_Error_class(MPI_Win_lock(99, 0, 0, win), &cls);
+	CHECK(cls == MPI_ERR_LOCKTYPE);
+	MPI_Error_class(MPI_Win_unlock(0, win), &cls);
+	CHECK(cls == MPI_ERR_RMA_SYNC);
+	MPI_Win_create_errhandler(on_error, &eh);
+	MPI_Win_set_errhandler(win, eh);
+	MPI_Errhandler_free(&eh);
+	MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+	CHECK(handler_calls == 1 && handler_win == win);
+	MPI_Win_free(&win);
+	{
+		MPI_Win bad = MPI_WIN_NULL;
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		MPI_Error_class(MPI_Win_fence(0, bad), &cls);
+		CHECK(cls == MPI_ERR_WIN);
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	mt_init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	rank = mt_rank;
+	fences();
+	datatypes();
+	atomics();
+	exclusive();
+	pscw();
+	errors();
+	return mt_finish("t_win");
+}

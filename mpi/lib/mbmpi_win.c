@@ -141,23 +141,54 @@ static void walk_init(struct walk *k, const struct mbmpi_dtype *d, size_t count)
 	}
 }
 
+static void walk_skip(struct walk *k, size_t n);
+
+/* The next run: as many adjacent segments (and instances) as follow one
+ * another in memory, so a contiguous buffer is one run, not one per
+ * element. */
 static size_t walk_run(const struct walk *k, MPI_Aint *disp)
 {
-	const struct mbmpi_seg *g;
+	const struct mbmpi_dtype *d = k->d;
+	struct walk t;
+	size_t len;
 
 	if (k->i >= k->count)
 		return 0;
-	g = &k->d->segs[k->s];
-	*disp = (MPI_Aint)k->i * k->d->extent + g->disp + (MPI_Aint)k->off;
-	return g->len - k->off;
+	*disp = (MPI_Aint)k->i * d->extent + d->segs[k->s].disp + (MPI_Aint)k->off;
+	if (d->nseg == 1 && d->extent == (MPI_Aint)d->segs[0].len)
+		return (k->count - k->i) * d->segs[0].len - k->off;
+	len = d->segs[k->s].len - k->off;
+	t = *k;
+	walk_skip(&t, len);
+	while (t.i < t.count && len < ((size_t)1 << 30)) {
+		const struct mbmpi_seg *g = &d->segs[t.s];
+
+		if ((MPI_Aint)t.i * d->extent + g->disp != *disp + (MPI_Aint)len)
+			break;
+		len += g->len;
+		walk_skip(&t, g->len);
+	}
+	return len;
 }
 
 static void walk_skip(struct walk *k, size_t n)
 {
+	const struct mbmpi_dtype *d = k->d;
+
+	/* Whole instances at once where the type is one segment. */
+	if (d->nseg == 1 && d->segs[0].len && k->i < k->count) {
+		size_t at = k->off + n;
+
+		k->i += at / d->segs[0].len;
+		k->off = at % d->segs[0].len;
+		if (k->i >= k->count)
+			k->off = 0;
+		return;
+	}
 	k->off += n;
-	while (k->i < k->count && k->off >= k->d->segs[k->s].len) {
-		k->off = 0;
-		if (++k->s == k->d->nseg) {
+	while (k->i < k->count && k->off >= d->segs[k->s].len) {
+		k->off -= d->segs[k->s].len;
+		if (++k->s == d->nseg) {
 			k->s = 0;
 			k->i++;
 		}

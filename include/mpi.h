@@ -128,7 +128,16 @@ typedef struct MPI_Status {
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
 #define MPI_IN_PLACE ((void *)1)
 #define MPI_BOTTOM ((void *)0)
-#define MPI_UNWEIGHTED ((int *)2)
+/* Real objects, not small constants cast to pointers: compilers check the
+ * array arguments they are passed as. */
+extern int mbmpi_unweighted[1], mbmpi_weights_empty[1];
+#define MPI_UNWEIGHTED (mbmpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (mbmpi_weights_empty)
+
+/* Topologies (MPI_Topo_test). */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
 
 #define MPI_ANY_SOURCE (-1)
 #define MPI_PROC_NULL (-2)
@@ -457,6 +466,65 @@ MBMPI_FN(int, Win_flush_all, (MPI_Win win))
 MBMPI_FN(int, Win_flush_local, (int rank, MPI_Win win))
 MBMPI_FN(int, Win_flush_local_all, (MPI_Win win))
 MBMPI_FN(int, Win_sync, (MPI_Win win))
+
+/* Process topologies */
+MBMPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
+MBMPI_FN(int, Cart_create, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+			    MPI_Comm *comm_cart))
+MBMPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+MBMPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+MBMPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+MBMPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+MBMPI_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+MBMPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+MBMPI_FN(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
+MBMPI_FN(int, Graph_create, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+			     MPI_Comm *comm_graph))
+MBMPI_FN(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+MBMPI_FN(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+MBMPI_FN(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+MBMPI_FN(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+MBMPI_FN(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
+MBMPI_FN(int, Dist_graph_create_adjacent, (MPI_Comm comm, int indegree, const int sources[],
+					   const int sourceweights[], int outdegree, const int destinations[],
+					   const int destweights[], MPI_Info info, int reorder,
+					   MPI_Comm *comm_dist_graph))
+MBMPI_FN(int, Dist_graph_create, (MPI_Comm comm, int n, const int sources[], const int degrees[],
+				  const int destinations[], const int weights[], MPI_Info info, int reorder,
+				  MPI_Comm *comm_dist_graph))
+MBMPI_FN(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
+MBMPI_FN(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+				     int maxoutdegree, int destinations[], int destweights[]))
+MBMPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
+
+/* Neighbourhood collectives */
+MBMPI_FN(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				   int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+				    MPI_Comm comm))
+MBMPI_FN(int, Neighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				  int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+				   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+				   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+MBMPI_FN(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+				   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+				   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+MBMPI_FN(int, Ineighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+				     MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+				    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+				    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+				    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+				    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+				    MPI_Request *req))
 
 /* Non-blocking collectives */
 MBMPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *req))

@@ -142,6 +142,7 @@ struct mbmpi_comm {
 	MPI_Errhandler errh;
 	uint32_t nbc_seq;        /* non-blocking collectives started on it */
 	struct mbmpi_win *win;   /* a window's own communicator: errors go to it */
+	struct mbmpi_topo *topo; /* Cartesian, graph or distributed graph, or NULL */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -158,6 +159,15 @@ static inline struct mbmpi_comm *mbmpi_comm(MPI_Comm h)
 	return v < 16 ? NULL : (struct mbmpi_comm *)h;
 }
 int mbmpi_comm_init(void);
+/* Topologies (mbmpi_topo.c). A neighbourhood collective's peers: in[i]
+ * sends to this rank, out[j] receives from it; in_tag and out_tag (NULL when
+ * order alone pairs them) tell apart the directions of a Cartesian
+ * dimension in which one rank is both neighbours. */
+struct mbmpi_topo;
+void mbmpi_topo_free(struct mbmpi_topo *t);
+struct mbmpi_topo *mbmpi_topo_dup(const struct mbmpi_topo *t);
+int mbmpi_topo_neighbors(struct mbmpi_comm *c, int *nin, const int **in, const int **in_tag, int *nout,
+			 const int **out, const int **out_tag);
 void mbmpi_comm_fini(void);
 struct mbmpi_group *mbmpi_group(MPI_Group h);
 

@@ -219,6 +219,11 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return MBMPI_ERR(c, ret);
 	c->group->refs++;
 	ret = mbmpi_comm_from_group(c, c->group, ctx, newcomm);
+	/* A duplicate keeps the topology. */
+	if (!ret && c->topo && !(mbmpi_comm(*newcomm)->topo = mbmpi_topo_dup(c->topo))) {
+		PMPI_Comm_free(newcomm);
+		ret = MPI_ERR_NO_MEM;
+	}
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_dup)
@@ -363,6 +368,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
 	c->refs = 0;
 	free(c->addr);
+	mbmpi_topo_free(c->topo);
 	mbmpi_group_release(c->group);
 	mbmpi_errh_release(c->errh);
 	free(c);

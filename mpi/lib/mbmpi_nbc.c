@@ -23,7 +23,7 @@ enum { S_SEND = 1, S_RECV, S_WAIT, S_OP, S_COPY };
 
 struct nbc_step {
 	int type;
-	int peer;
+	int peer, tagoff;
 	int count, dcount;
 	struct mbmpi_dtype *dt, *ddt;	/* ddt: the destination layout of a copy */
 	const void *src;
@@ -51,6 +51,7 @@ static struct mbu_dlist nbc_active = { &nbc_active, &nbc_active };
 static bool nbc_busy;
 
 #define NBC_TAG_BASE 0x100
+#define NBC_TAGS 256
 #define BYTE_DT (&mbmpi_predef_types[4])
 
 static MPI_Datatype dt_handle(struct mbmpi_dtype *d)
@@ -69,7 +70,9 @@ static struct nbc_sched *s_new(struct mbmpi_comm *c)
 	if (!s)
 		return NULL;
 	s->comm = c;
-	s->tag = NBC_TAG_BASE + (int)(c->nbc_seq++ % 0x3fff0000u);
+	/* 256 tags per collective: a neighbourhood collective tells the two
+	 * directions of each Cartesian dimension apart by them. */
+	s->tag = NBC_TAG_BASE + (int)(c->nbc_seq++ % (1u << 22)) * NBC_TAGS;
 	mbu_dlist_init(&s->link);
 	return s;
 }
@@ -292,10 +295,10 @@ static bool s_advance(struct nbc_sched *s)
 					break;
 				}
 				ret = st->type == S_SEND
-					? mbmpi_isend(st->src, st->count, st->dt, st->peer, s->tag, c,
-						      c->ctx + 1, MBMPI_STD, &r)
-					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer, s->tag, c,
-						      c->ctx + 1, &r);
+					? mbmpi_isend(st->src, st->count, st->dt, st->peer,
+						      s->tag + st->tagoff, c, c->ctx + 1, MBMPI_STD, &r)
+					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer,
+						      s->tag + st->tagoff, c, c->ctx + 1, &r);
 				if (!ret)
 					s->live[s->nlive++] = r;
 				break;
@@ -1053,3 +1056,217 @@ int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
 	return c_iscan(sbuf, rbuf, count, dt, op, comm, req, true);
 }
 MBMPI_ALIAS(Iexscan)
+
+/* ---- Neighbourhood collectives ---- */
+
+/* One block per neighbour each way: counts, byte offsets and types per
+ * neighbour (a single count or type given for all is spread out first). */
+struct nbr_args {
+	const void *sbuf;
+	void *rbuf;
+	bool gather;                 /* the same send block to every out-neighbour */
+	int scount, rcount;
+	const int *scounts, *rcounts, *sdispls, *rdispls;
+	const MPI_Aint *sbytes, *rbytes;
+	MPI_Datatype st, rt;
+	const MPI_Datatype *sts, *rts;
+};
+
+static int nbr_build(struct nbc_sched *s, const struct nbr_args *a)
+{
+	struct mbmpi_comm *c = s->comm;
+	const int *in, *out, *in_tag, *out_tag;
+	int nin, nout, ret;
+
+	if ((ret = mbmpi_topo_neighbors(c, &nin, &in, &in_tag, &nout, &out, &out_tag)))
+		return ret;
+	if ((in_tag && nin > NBC_TAGS) || (out_tag && nout > NBC_TAGS))
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	if ((!a->gather && nout && !a->sts && !a->scounts && a->scount < 0) ||
+	    (nin && !a->rts && !a->rcounts && a->rcount < 0))
+		return MPI_ERR_COUNT;
+	for (int i = 0; i < nin; i++) {
+		MPI_Datatype rt = a->rts ? a->rts[i] : a->rt;
+		int rc = a->rcounts ? a->rcounts[i] : a->rcount;
+		struct mbmpi_dtype *rd;
+		struct nbc_step *st;
+
+		if (rc < 0)
+			return MPI_ERR_COUNT;
+		if (mbmpi_dt_check(rt))
+			return MPI_ERR_TYPE;
+		rd = mbmpi_dt(rt);
+		if (in[i] == MPI_PROC_NULL)
+			continue;
+		s_recv(s, (char *)a->rbuf + (a->rbytes ? a->rbytes[i]
+					     : (MPI_Aint)(a->rdispls ? a->rdispls[i] : i * rc) * rd->extent),
+		       rc, rd, in[i]);
+		if (in_tag && (st = s->err ? NULL : &s->steps[s->n - 1]))
+			st->tagoff = in_tag[i];
+	}
+	for (int j = 0; j < nout; j++) {
+		MPI_Datatype stt = a->sts ? a->sts[j] : a->st;
+		int sc = a->scounts ? a->scounts[j] : a->scount;
+		struct mbmpi_dtype *sd;
+		struct nbc_step *st;
+
+		if (sc < 0)
+			return MPI_ERR_COUNT;
+		if (mbmpi_dt_check(stt))
+			return MPI_ERR_TYPE;
+		sd = mbmpi_dt(stt);
+		if (out[j] == MPI_PROC_NULL)
+			continue;
+		s_send(s, (const char *)a->sbuf +
+			       (a->gather ? 0
+				: a->sbytes ? a->sbytes[j]
+				: (MPI_Aint)(a->sdispls ? a->sdispls[j] : j * sc) * sd->extent),
+		       sc, sd, out[j]);
+		if (out_tag && (st = s->err ? NULL : &s->steps[s->n - 1]))
+			st->tagoff = out_tag[j];
+	}
+	s_wait(s);
+	return MPI_SUCCESS;
+}
+
+static int c_neighbor(const struct nbr_args *a, MPI_Comm comm, MPI_Request *req)
+{
+	struct mbmpi_comm *c;
+
+	NBC_BEGIN(comm, c, req);
+	if (!c->topo)
+		return MBMPI_ERR(c, MPI_ERR_TOPOLOGY);
+	if (!(s = s_new(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	if ((ret = nbr_build(s, a))) {
+		s_free(s);
+		return MBMPI_ERR(c, ret);
+	}
+	NBC_END(c, req);
+}
+
+static int c_neighbor_wait(const struct nbr_args *a, MPI_Comm comm)
+{
+	MPI_Request r;
+	int ret = c_neighbor(a, comm, &r);
+
+	return ret ? ret : PMPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			     MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
+			      .rcount = rcount, .st = st, .rt = rt };
+
+	return c_neighbor(&a, comm, req);
+}
+MBMPI_ALIAS(Ineighbor_allgather)
+
+int PMPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			    MPI_Datatype rt, MPI_Comm comm)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
+			      .rcount = rcount, .st = st, .rt = rt };
+
+	return c_neighbor_wait(&a, comm);
+}
+MBMPI_ALIAS(Neighbor_allgather)
+
+int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+			      const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm,
+			      MPI_Request *req)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
+			      .rcounts = rcounts, .rdispls = displs, .st = st, .rt = rt };
+
+	if (!rcounts || !displs)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor(&a, comm, req);
+}
+MBMPI_ALIAS(Ineighbor_allgatherv)
+
+int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+			     const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
+			      .rcounts = rcounts, .rdispls = displs, .st = st, .rt = rt };
+
+	if (!rcounts || !displs)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor_wait(&a, comm);
+}
+MBMPI_ALIAS(Neighbor_allgatherv)
+
+int PMPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
+			      .st = st, .rt = rt };
+
+	return c_neighbor(&a, comm, req);
+}
+MBMPI_ALIAS(Ineighbor_alltoall)
+
+int PMPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			   MPI_Datatype rt, MPI_Comm comm)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
+			      .st = st, .rt = rt };
+
+	return c_neighbor_wait(&a, comm);
+}
+MBMPI_ALIAS(Neighbor_alltoall)
+
+int PMPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+			     MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
+			     MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sdispls = sdispls,
+			      .rcounts = rcounts, .rdispls = rdispls, .st = st, .rt = rt };
+
+	if (!scounts || !sdispls || !rcounts || !rdispls)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor(&a, comm, req);
+}
+MBMPI_ALIAS(Ineighbor_alltoallv)
+
+int PMPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
+			    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
+			    MPI_Comm comm)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sdispls = sdispls,
+			      .rcounts = rcounts, .rdispls = rdispls, .st = st, .rt = rt };
+
+	if (!scounts || !sdispls || !rcounts || !rdispls)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor_wait(&a, comm);
+}
+MBMPI_ALIAS(Neighbor_alltoallv)
+
+int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+			     const MPI_Datatype sts[], void *rbuf, const int rcounts[],
+			     const MPI_Aint rdispls[], const MPI_Datatype rts[], MPI_Comm comm,
+			     MPI_Request *req)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sbytes = sdispls,
+			      .sts = sts, .rcounts = rcounts, .rbytes = rdispls, .rts = rts };
+
+	if (!scounts || !sdispls || !sts || !rcounts || !rdispls || !rts)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor(&a, comm, req);
+}
+MBMPI_ALIAS(Ineighbor_alltoallw)
+
+int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+			    const MPI_Datatype sts[], void *rbuf, const int rcounts[],
+			    const MPI_Aint rdispls[], const MPI_Datatype rts[], MPI_Comm comm)
+{
+	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sbytes = sdispls,
+			      .sts = sts, .rcounts = rcounts, .rbytes = rdispls, .rts = rts };
+
+	if (!scounts || !sdispls || !sts || !rcounts || !rdispls || !rts)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	return c_neighbor_wait(&a, comm);
+}
+MBMPI_ALIAS(Neighbor_alltoallw)

@@ -66,37 +66,17 @@ static void barrier_bcast(void)
 	}
 }
 
-/* 2x2 integer matrices: product is associative, not commutative. */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	int *a = in, *b = inout;
-	(void)dt;
-	for (int k = 0; k < *len; k++, a += 4, b += 4) {
-		int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-			    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-		memcpy(b, c, sizeof(c));
-	}
-}
-
-static void mat_of(int r, int *m)
-{
-	m[0] = 1;
-	m[1] = r % 3;
-	m[2] = (r + 1) % 2;
-	m[3] = 1;
-}
-
 /* The ordered product of ranks 0..last's matrices for element j. */
 static void product_upto(int last, int j, int *e)
 {
 	int one = 1, in[4], t[4];
 
-	mat_of(j, e);
+	mt_mat_of(j, e);
 	for (int r = 1; r <= last; r++) {
-		mat_of(r + j, t);
+		mt_mat_of(r + j, t);
 		memcpy(in, e, sizeof(in));
 		memcpy(e, t, sizeof(t));
-		matmul(in, e, &one, NULL); /* e = in * t: lower ranks on the left */
+		mt_matmul(in, e, &one, NULL); /* e = in * t: lower ranks on the left */
 	}
 }
 
@@ -143,7 +123,7 @@ static void reductions(void)
 	/* Non-commutative user op: ordered product of every rank's matrix. */
 	MPI_Type_contiguous(4, MPI_INT, &m2);
 	MPI_Type_commit(&m2);
-	CHECK_MPI(MPI_Op_create(matmul, 0, &mop));
+	CHECK_MPI(MPI_Op_create(mt_matmul, 0, &mop));
 	{
 		int comm;
 		MPI_Op_commutative(mop, &comm);
@@ -153,7 +133,7 @@ static void reductions(void)
 		int *a = malloc(sizeof(int) * 4 * (size_t)cnt), *res = malloc(sizeof(int) * 4 * (size_t)cnt);
 		int e[4], ok = 1;
 		for (int j = 0; j < cnt; j++)
-			mat_of(rank + j, a + 4 * j);
+			mt_mat_of(rank + j, a + 4 * j);
 		for (int root = 0; root < size; root += size > 2 ? size - 1 : 1) {
 			MPI_Reduce(a, res, cnt, m2, mop, root, MPI_COMM_WORLD);
 			if (rank == root)

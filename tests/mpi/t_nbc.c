@@ -35,38 +35,17 @@ static void wait1(MPI_Request *r)
 	CHECK(*r == MPI_REQUEST_NULL);
 }
 
-/* 2x2 integer matrices: product is associative, not commutative. */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	int *a = in, *b = inout;
-
-	(void)dt;
-	for (int k = 0; k < *len; k++, a += 4, b += 4) {
-		int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-			    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-		memcpy(b, c, sizeof(c));
-	}
-}
-
-static void mat_of(int r, int *m)
-{
-	m[0] = 1;
-	m[1] = r % 3;
-	m[2] = (r + 1) % 2;
-	m[3] = 1;
-}
-
 /* The product of matrices first..last (element j), lower ranks left. */
 static void product(int first, int last, int j, int *e)
 {
 	int one = 1, in[4], t[4];
 
-	mat_of(first + j, e);
+	mt_mat_of(first + j, e);
 	for (int r = first + 1; r <= last; r++) {
-		mat_of(r + j, t);
+		mt_mat_of(r + j, t);
 		memcpy(in, e, sizeof(in));
 		memcpy(e, t, sizeof(t));
-		matmul(in, e, &one, NULL);
+		mt_matmul(in, e, &one, NULL);
 	}
 }
 
@@ -166,7 +145,7 @@ static void reductions(void)
 		free(out);
 	}
 	/* Rank order, every root, in and out of place, and all-reduce. */
-	MPI_Op_create(matmul, 0, &mop);
+	MPI_Op_create(mt_matmul, 0, &mop);
 	{
 		MPI_Datatype m2;
 		int in[3][4], out[3][4], e[4], ok = 1;
@@ -175,7 +154,7 @@ static void reductions(void)
 		MPI_Type_contiguous(4, MPI_INT, &m2);
 		MPI_Type_commit(&m2);
 		for (int j = 0; j < 3; j++)
-			mat_of(rank + j, in[j]);
+			mt_mat_of(rank + j, in[j]);
 		for (int root = 0; root < size; root++) {
 			if (rank == root)
 				memcpy(out, in, sizeof(in));

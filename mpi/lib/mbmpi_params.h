@@ -25,6 +25,8 @@
 	X("MATCHBOX_MPI_ALLTOALL", "auto",                                                      \
 	  "alltoall algorithm: bruck, pairwise, linear (auto: bruck up to 256 bytes a block from 8 ranks, else linear up to 8 KiB, else pairwise)") \
 	X("MATCHBOX_MPI_REDUCE_SCATTER", "auto",                                                \
-	  "reduce_scatter algorithm: pairwise, reduce_scatterv (auto: pairwise for commutative ops)")
+	  "reduce_scatter algorithm: pairwise, reduce_scatterv (auto: pairwise for commutative ops)") \
+	X("MATCHBOX_MPI_WIN_SHARED", "1",                                                       \
+	  "MPI_Win_allocate on ranks of one node: 1 maps one shared segment and accesses it directly, 0 goes through the provider's RMA")
 
 #endif

@@ -14,10 +14,22 @@
  * for shared), so a lock needs no help from the target's CPU beyond its
  * provider. Fence is flush plus barrier; post/start/complete/wait are zero-
  * byte messages on the window's own communicator.
+ *
+ * Windows whose ranks are all on one node and whose memory the library
+ * allocates (MPI_Win_allocate, MPI_Win_allocate_shared) live in one shared
+ * segment mapped by every rank, as Open MPI's osc/sm does: puts and gets
+ * are copies made by the origin, and accumulates are processor atomics on
+ * the target's element (a compare-and-swap loop for each of 1 to 8 bytes),
+ * so every accumulate on such a window goes the same way and stays atomic
+ * with the others. Wider elements (long double, complex) still go to the
+ * provider, for every rank alike.
  */
 #include "mbmpi.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <rdma/fi_atomic.h>
 
 #define LOCK_EXCL (1ull << 62)
@@ -44,6 +56,11 @@ struct mbmpi_win {
 	struct win_peer *peer;
 	struct mbmpi_rma_count *cnt;  /* per target */
 	char *locked;                 /* per target: 0, 'S', 'X' or 'N' (no check) */
+	char **direct;                /* shared segment: every rank's memory, or NULL */
+	MPI_Aint *dsize;
+	void *seg;
+	size_t seg_len;
+	uint64_t *dctl;               /* shared segment: lock words, 64 bytes apart */
 	bool lock_all, fence_open;
 	int *start_ranks, nstart;     /* access epoch of PSCW */
 	struct mbmpi_req **post_reqs; /* exposure epoch: the origins' completions */
@@ -363,6 +380,142 @@ static int win_post(struct mbmpi_win *w, const struct xfer *x, struct mbmpi_req 
 	}
 }
 
+
+/* ---- Direct access to a shared segment ---- */
+
+#define CAS_AS(T, t, ob, nb)                                                                  \
+	do {                                                                                  \
+		T o_, n_;                                                                     \
+		memcpy(&o_, ob, sizeof(T));                                                   \
+		memcpy(&n_, nb, sizeof(T));                                                   \
+		return __atomic_compare_exchange_n((T *)(t), &o_, n_, false, __ATOMIC_ACQ_REL, \
+						   __ATOMIC_ACQUIRE);                         \
+	} while (0)
+
+#define LOAD_AS(T, t, ob)                                                \
+	do {                                                             \
+		T v_ = __atomic_load_n((const T *)(t), __ATOMIC_ACQUIRE); \
+		memcpy(ob, &v_, sizeof(T));                              \
+		return;                                                  \
+	} while (0)
+
+static void load_bytes(const void *t, unsigned char *ob, size_t es)
+{
+	switch (es) {
+	case 1: LOAD_AS(uint8_t, t, ob);
+	case 2: LOAD_AS(uint16_t, t, ob);
+	case 4: LOAD_AS(uint32_t, t, ob);
+	default: LOAD_AS(uint64_t, t, ob);
+	}
+}
+
+static bool cas_bytes(void *t, const unsigned char *ob, const unsigned char *nb, size_t es)
+{
+	switch (es) {
+	case 1: CAS_AS(uint8_t, t, ob, nb);
+	case 2: CAS_AS(uint16_t, t, ob, nb);
+	case 4: CAS_AS(uint32_t, t, ob, nb);
+	default: CAS_AS(uint64_t, t, ob, nb);
+	}
+}
+
+/* One element of es bytes (1, 2, 4 or 8, aligned): its old value to
+ * *result (if any), the new one computed from it and swapped in only if
+ * nobody changed the element meanwhile. */
+static void direct_elem(void *t, const void *operand, void *result, const void *cmp, size_t es,
+			MPI_Op op, MPI_Datatype bt, int kind)
+{
+	unsigned char ob[8], nb[8];
+
+	do {
+		load_bytes(t, ob, es);
+		if (result)
+			memcpy(result, ob, es);
+		if (kind == MBMPI_RMA_CSWAP) {
+			if (memcmp(ob, cmp, es))
+				return;
+			memcpy(nb, operand, es);
+		} else if (op == MPI_NO_OP) {
+			return;
+		} else if (op == MPI_REPLACE) {
+			memcpy(nb, operand, es);
+		} else {
+			memcpy(nb, ob, es);
+			mbmpi_op_apply(op, operand, nb, 1, bt);
+		}
+	} while (!cas_bytes(t, ob, nb, es));
+}
+
+/* Whether this transfer is done by the origin's processor. */
+static bool direct_ok(const struct mbmpi_win *w, const struct xfer *x)
+{
+	size_t es;
+
+	if (!w->direct)
+		return false;
+	if (x->kind == MBMPI_RMA_PUT || x->kind == MBMPI_RMA_GET)
+		return true;
+	/* The choice depends on the type alone, so all ranks make the same. */
+	return fab_type(x->td, &es) >= 0 && es <= 8 && (es & (es - 1)) == 0;
+}
+
+static int win_direct(struct mbmpi_win *w, const struct xfer *x)
+{
+	char *tbase;
+	struct walk ow, rw, tw;
+	size_t es = 1;
+	MPI_Datatype bt = MPI_DATATYPE_NULL;
+
+	if (x->kind != MBMPI_RMA_PUT && x->kind != MBMPI_RMA_GET) {
+		if (fab_type(x->td, &es) < 0 || (x->od && x->od->base != x->td->base) ||
+		    (x->rd && x->rd->base != x->td->base))
+			return MPI_ERR_TYPE;
+		if (x->kind != MBMPI_RMA_CSWAP && fab_op(x->op) < 0)
+			return mbmpi_op(x->op)->predef ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_OP;
+		bt = (MPI_Datatype)(uintptr_t)x->td->base;
+	}
+	if (!x->tcount || !x->td->size)
+		return MPI_SUCCESS;
+	tbase = w->direct[x->t] + x->disp * w->peer[x->t].disp_unit;
+	if (x->od)
+		walk_init(&ow, x->od, x->ocount);
+	if (x->rd)
+		walk_init(&rw, x->rd, x->rcount);
+	walk_init(&tw, x->td, x->tcount);
+	for (;;) {
+		MPI_Aint od = 0, rd = 0, td;
+		size_t n = walk_run(&tw, &td), m;
+
+		if (!n)
+			break;
+		if (x->od && (m = walk_run(&ow, &od)) < n)
+			n = m;
+		if (x->rd && (m = walk_run(&rw, &rd)) < n)
+			n = m;
+		if (x->kind == MBMPI_RMA_PUT) {
+			memcpy(tbase + td, (char *)x->obuf + od, n);
+		} else if (x->kind == MBMPI_RMA_GET) {
+			memcpy((char *)x->rbuf + rd, tbase + td, n);
+		} else {
+			n -= n % es;
+			if (!n)
+				return MPI_ERR_TYPE;
+			for (size_t k = 0; k < n; k += es)
+				direct_elem(tbase + td + (MPI_Aint)k,
+					    x->od ? (char *)x->obuf + od + (MPI_Aint)k : NULL,
+					    x->rd ? (char *)x->rbuf + rd + (MPI_Aint)k : NULL,
+					    x->cmp, es, x->op, bt, x->kind);
+		}
+		if (x->od)
+			walk_skip(&ow, n);
+		if (x->rd)
+			walk_skip(&rw, n);
+		walk_skip(&tw, n);
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return MPI_SUCCESS;
+}
+
 static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 {
 	struct mbmpi_win *w;
@@ -384,6 +537,18 @@ static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 	}
 	if ((ret = win_check_xfer(w, x)))
 		WIN_RET(w, ret);
+	if (direct_ok(w, x)) {
+		ret = win_direct(w, x);
+		if (!ret && ureq) {
+			if (!(r = mbmpi_req_alloc()))
+				WIN_RET(w, MPI_ERR_NO_MEM);
+			r->kind = MBMPI_REQ_DONE_NOW;
+			r->complete = true;
+			mbmpi_status_empty(&r->status);
+			*ureq = r;
+		}
+		WIN_RET(w, ret);
+	}
 	if (!(r = win_req(w, x->t, ureq != NULL)))
 		WIN_RET(w, MPI_ERR_NO_MEM);
 	ret = win_post(w, x, r);
@@ -631,19 +796,146 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 }
 MBMPI_ALIAS(Win_create)
 
+static bool on_one_node(const struct mbmpi_comm *c)
+{
+	const char *me;
+
+	if (!mbmpi.hosts)
+		return c->size == 1;
+	me = mbmpi.hosts[mbmpi.world_rank];
+	for (int i = 0; i < c->size; i++)
+		if (strcmp(mbmpi.hosts[c->group->world[i]], me))
+			return false;
+	return true;
+}
+
+/* Collective over comm: one shared segment holding every rank's `size`
+ * bytes (contiguous, or each from a 64-byte boundary when pad) and then a
+ * lock word per rank, mapped by all; an error on every rank when any rank
+ * could not map it. */
+static int seg_make(struct mbmpi_comm *c, MPI_Comm comm, MPI_Aint size, bool pad, void **seg,
+		    size_t *len, MPI_Aint **offs, MPI_Aint **sizes, MPI_Aint *ctl_off)
+{
+	static unsigned count;
+	char name[64] = "";
+	MPI_Aint total = 0, *off, *sz;
+	int ok = 1, all = 0, fd = -1, ret;
+	void *p = MAP_FAILED;
+
+	*seg = NULL;
+	off = malloc(sizeof(*off) * (size_t)c->size);
+	sz = malloc(sizeof(*sz) * (size_t)c->size);
+	if (!off || !sz)
+		ok = 0;
+	else if ((ret = PMPI_Allgather(&size, 1, MPI_AINT, sz, 1, MPI_AINT, comm)))
+		goto fail_ret;
+	for (int i = 0; ok && i < c->size; i++) {
+		if (pad)
+			total = (total + 63) & ~(MPI_Aint)63;
+		off[i] = total;
+		total += sz[i];
+	}
+	/* The lock words after the data, one cache line each. */
+	*ctl_off = (total + 63) & ~(MPI_Aint)63;
+	total = *ctl_off + 64 * (MPI_Aint)c->size;
+	if (ok && c->rank == 0) {
+		snprintf(name, sizeof(name), "/mbmpi-win-%u-%d-%u", (unsigned)getuid(), (int)getpid(),
+			 count++);
+		fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)total))
+			ok = 0;
+	}
+	if ((ret = PMPI_Bcast(name, sizeof(name), MPI_CHAR, 0, comm)))
+		goto fail_ret;
+	if (ok && c->rank != 0 && (fd = shm_open(name, O_RDWR, 0)) < 0)
+		ok = 0;
+	if (ok && (p = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+				   MAP_FAILED)
+		ok = 0;
+	if (fd >= 0)
+		close(fd);
+	/* Everyone has it mapped (or has failed) before the name goes. */
+	ret = PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+	if (c->rank == 0 && name[0])
+		shm_unlink(name);
+	if (ret)
+		goto fail_ret;
+	if (!all) {
+		ret = MPI_ERR_RMA_SHARED;
+		goto fail_ret;
+	}
+	*seg = p;
+	*len = (size_t)total;
+	*offs = off;
+	*sizes = sz;
+	return MPI_SUCCESS;
+fail_ret:
+	if (p != MAP_FAILED)
+		munmap(p, (size_t)total);
+	free(off);
+	free(sz);
+	return ret ? ret : MPI_ERR_NO_MEM;
+}
+
+/* A window in a shared segment: every rank's part reachable directly. */
+static int win_shared(MPI_Aint size, int disp_unit, MPI_Comm comm, void *baseptr, MPI_Win *win,
+		      int flavor, bool pad)
+{
+	struct mbmpi_comm *c = mbmpi_comm(comm);
+	MPI_Aint *off = NULL, *sz = NULL, ctl = 0;
+	struct mbmpi_win *w;
+	size_t len = 0;
+	void *seg;
+	char *base;
+	int ret;
+
+	if ((ret = seg_make(c, comm, size, pad, &seg, &len, &off, &sz, &ctl)))
+		return MBMPI_ERR(c, ret);
+	base = size ? (char *)seg + off[c->rank] : NULL;
+	if ((ret = win_make(size ? base : NULL, size, disp_unit, comm, flavor, false, win))) {
+		if (seg)
+			munmap(seg, len);
+		free(off);
+		free(sz);
+		return ret;
+	}
+	w = *win;
+	w->seg = seg;
+	w->seg_len = len;
+	w->dsize = sz;
+	w->direct = malloc(sizeof(*w->direct) * (size_t)c->size);
+	for (int i = 0; w->direct && i < c->size; i++)
+		w->direct[i] = sz[i] ? (char *)seg + off[i] : NULL;
+	w->dctl = w->direct ? (uint64_t *)((char *)seg + ctl) : NULL;
+	free(off);
+	/* Without the table the window still works, through the provider. */
+	w->base = base;
+	*(void **)baseptr = base;
+	return MPI_SUCCESS;
+}
+
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
 		      MPI_Win *win)
 {
+	struct mbmpi_comm *c;
 	void *p = NULL;
 	int ret;
 
 	(void)info;
-	if (!baseptr)
-		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!baseptr || !win)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if (size < 0)
-		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_SIZE);
+		return MBMPI_ERR(c, MPI_ERR_SIZE);
+	if (disp_unit <= 0)
+		return MBMPI_ERR(c, MPI_ERR_DISP);
+	/* All on one node: one shared segment, accessed directly. */
+	if (on_one_node(c) && mbmpi_env_long("MATCHBOX_MPI_WIN_SHARED", 1))
+		return win_shared(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, true);
 	if (posix_memalign(&p, 4096, size ? (size_t)size : 1))
-		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_NO_MEM);
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
 	memset(p, 0, size ? (size_t)size : 1);
 	ret = win_make(p, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, true, win);
 	if (ret) {
@@ -654,6 +946,53 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Win_allocate)
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+			     MPI_Win *win)
+{
+	struct mbmpi_comm *c;
+	int ret;
+
+	(void)info;
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!baseptr || !win)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (size < 0)
+		return MBMPI_ERR(c, MPI_ERR_SIZE);
+	if (disp_unit <= 0)
+		return MBMPI_ERR(c, MPI_ERR_DISP);
+	if (!on_one_node(c))
+		return MBMPI_ERR(c, MPI_ERR_RMA_SHARED);
+	return win_shared(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, false);
+}
+MBMPI_ALIAS(Win_allocate_shared)
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!size || !disp_unit || !baseptr)
+		WIN_RET(w, MPI_ERR_ARG);
+	if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+		WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+	if (!w->direct)
+		WIN_RET(w, MPI_ERR_NO_MEM);
+	if (rank == MPI_PROC_NULL) {
+		/* The first rank with memory. */
+		for (rank = 0; rank < w->comm->size - 1 && !w->dsize[rank]; rank++)
+			;
+	}
+	if (rank < 0 || rank >= w->comm->size)
+		WIN_RET(w, MPI_ERR_RANK);
+	*size = w->dsize[rank];
+	*disp_unit = w->peer[rank].disp_unit;
+	*(void **)baseptr = w->direct[rank];
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_shared_query)
 
 int PMPI_Win_free(MPI_Win *win)
 {
@@ -675,6 +1014,10 @@ int PMPI_Win_free(MPI_Win *win)
 	mbmpi.eng->rma_dereg(w->mr);
 	if (w->allocated)
 		free(w->base);
+	if (w->seg)
+		munmap(w->seg, w->seg_len);
+	free(w->direct);
+	free(w->dsize);
 	free(w->ctl);
 	free(w->peer);
 	free(w->cnt);
@@ -690,26 +1033,8 @@ int PMPI_Win_free(MPI_Win *win)
 }
 MBMPI_ALIAS(Win_free)
 
-/* Shared-memory and dynamic windows are not built yet: they exist so that
- * programs mentioning them link, and say so. */
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-			     MPI_Win *win)
-{
-	(void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
-	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
-}
-MBMPI_ALIAS(Win_allocate_shared)
-
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
-{
-	struct mbmpi_win *w;
-
-	(void)rank, (void)size, (void)disp_unit, (void)baseptr;
-	WIN_BEGIN(win, w);
-	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
-}
-MBMPI_ALIAS(Win_shared_query)
-
+/* Dynamic windows are not built yet: they exist so that programs
+ * mentioning them link, and say so. */
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	(void)info, (void)win;
@@ -879,6 +1204,24 @@ static int lock_take(struct mbmpi_win *w, int t, bool excl)
 {
 	int spins = 0, ret;
 
+	/* In a shared segment the lock word is taken with processor atomics
+	 * by every rank alike. */
+	if (w->dctl) {
+		uint64_t *word = &w->dctl[8 * t];
+
+		for (;;) {
+			uint64_t zero = 0;
+
+			if (excl ? __atomic_compare_exchange_n(word, &zero, LOCK_EXCL, false,
+							       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+				 : !(__atomic_fetch_add(word, 1, __ATOMIC_ACQ_REL) & LOCK_EXCL))
+				return MPI_SUCCESS;
+			if (!excl)
+				__atomic_fetch_sub(word, 1, __ATOMIC_ACQ_REL);
+			mbmpi_poll();
+			mbmpi_idle(&spins);
+		}
+	}
 	for (;;) {
 		uint64_t old = 0;
 
@@ -905,6 +1248,10 @@ static int lock_drop(struct mbmpi_win *w, int t, bool excl)
 {
 	uint64_t old;
 
+	if (w->dctl) {
+		__atomic_fetch_sub(&w->dctl[8 * t], excl ? LOCK_EXCL : 1, __ATOMIC_ACQ_REL);
+		return MPI_SUCCESS;
+	}
 	return lock_op(w, t, MBMPI_RMA_FETCH, excl ? (uint64_t)0 - LOCK_EXCL : (uint64_t)-1, 0, &old);
 }
 

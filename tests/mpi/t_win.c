@@ -5,7 +5,8 @@
  * fetch-and-add tickets that must all differ, a compare-and-swap that
  * exactly one rank wins, read-modify-write under exclusive locks that must
  * not lose an update, post/start/complete/wait around a ring, request-based
- * operations, window attributes, and the errors: an access outside an
+ * operations, a shared-memory window read and written with loads and stores
+ * and with accumulates, window attributes, and the errors: an access outside an
  * epoch, outside the window, a bad lock type, and a window error handler
  * that is given the window.
  */
@@ -230,8 +231,11 @@ static void pscw(void)
 		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
 		CHECK_MPI(MPI_Win_complete(win));
 		if (round == 2) {
-			while (!flag)
-				CHECK_MPI(MPI_Win_test(win, &flag));
+			int err = MPI_SUCCESS;
+
+			while (!flag && err == MPI_SUCCESS)
+				err = MPI_Win_test(win, &flag);
+			CHECK(err == MPI_SUCCESS && flag);
 		} else {
 			CHECK_MPI(MPI_Win_wait(win));
 		}
@@ -244,6 +248,48 @@ static void pscw(void)
 	MPI_Group_free(&lg);
 	MPI_Group_free(&rg);
 	MPI_Group_free(&world);
+}
+
+/* Every rank's part of a shared window, reached by pointer. */
+static void shared(void)
+{
+	MPI_Comm node;
+	MPI_Win win;
+	int nr, ns, *mine, *prev = NULL, one = 1;
+
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, &nr);
+	MPI_Comm_size(node, &ns);
+	CHECK_MPI(MPI_Win_allocate_shared(sizeof(int) * (MPI_Aint)(nr + 1), sizeof(int), MPI_INFO_NULL,
+					  node, &mine, &win));
+	MPI_Win_lock_all(0, win);
+	for (int i = 0; i <= nr; i++)
+		mine[i] = nr * 100 + i;
+	MPI_Win_sync(win);
+	MPI_Barrier(node);
+	MPI_Win_sync(win);
+	for (int q = 0; q < ns; q++) {
+		MPI_Aint sz;
+		int du, *p;
+
+		CHECK_MPI(MPI_Win_shared_query(win, q, &sz, &du, &p));
+		CHECK(sz == (MPI_Aint)sizeof(int) * (q + 1) && du == (int)sizeof(int));
+		CHECK(p[0] == q * 100 && p[q] == q * 100 + q);
+		/* Contiguous: each part right after the one before. */
+		CHECK(!prev || p == prev + q);
+		prev = p;
+	}
+	MPI_Barrier(node);
+	CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win));
+	CHECK_MPI(MPI_Win_flush(0, win));
+	MPI_Win_sync(win);
+	MPI_Barrier(node);
+	MPI_Win_sync(win);
+	if (nr == 0)
+		CHECK(mine[0] == ns);
+	MPI_Win_unlock_all(win);
+	MPI_Win_free(&win);
+	MPI_Comm_free(&node);
 }
 
 static int handler_calls;
@@ -277,6 +323,13 @@ static void errors(void)
 	CHECK(cls == MPI_ERR_OP);
 	CHECK_MPI(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
 	MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+	{
+		MPI_Aint sz;
+		int du;
+		void *p;
+		MPI_Error_class(MPI_Win_shared_query(win, 0, &sz, &du, &p), &cls);
+		CHECK(cls == MPI_ERR_RMA_FLAVOR);
+	}
 	MPI_Error_class(MPI_Win_lock(99, 0, 0, win), &cls);
 	CHECK(cls == MPI_ERR_LOCKTYPE);
 	MPI_Error_class(MPI_Win_unlock(0, win), &cls);
@@ -306,6 +359,7 @@ int main(int argc, char **argv)
 	atomics();
 	exclusive();
 	pscw();
+	shared();
 	errors();
 	return mt_finish("t_win");
 }

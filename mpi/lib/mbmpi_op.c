@@ -55,6 +55,7 @@ static mbmpi_kernel *mbmpi_kern[MBMPI_NUM_PREDEF_OPS][MBMPI_NUM_PREDEF_TYPES];
 	BIT_KERNELS(T, sfx)
 
 #define INT_TYPES(X)                                              \
+	X(1, char, unsigned char, char)                           \
 	X(2, signed char, unsigned char, schar)                   \
 	X(3, unsigned char, unsigned char, uchar)                 \
 	X(6, short, unsigned short, short)                        \

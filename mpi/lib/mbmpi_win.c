@@ -619,10 +619,12 @@ static int c_acc(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_
 	if (op == MPI_NO_OP)
 		ot = MPI_DATATYPE_NULL;
 	XFER_TYPES(h, x, ot, fetch ? rt : MPI_DATATYPE_NULL, tt, oc, rc, tc);
-	if ((uintptr_t)op >= MBMPI_NUM_PREDEF_OPS || op == MPI_OP_NULL) {
+	/* MPI allows only predefined operations here, on types they are
+	 * defined for. */
+	if ((uintptr_t)op >= MBMPI_NUM_PREDEF_OPS || op == MPI_OP_NULL ||
+	    (op != MPI_MAXLOC && op != MPI_MINLOC && mbmpi_op_check(op, tt))) {
 		struct mbmpi_win *w;
 
-		/* MPI allows only predefined operations here. */
 		return MBMPI_ERR(win_check(h, &w) ? NULL : w->comm, MPI_ERR_OP);
 	}
 	return win_xfer(h, &x, req);

@@ -105,7 +105,33 @@ typedef struct MPI_Status {
 #define MPI_2INT MBMPI_HANDLE(MPI_Datatype, 36)
 #define MPI_SHORT_INT MBMPI_HANDLE(MPI_Datatype, 37)
 #define MPI_LONG_DOUBLE_INT MBMPI_HANDLE(MPI_Datatype, 38)
-#define MBMPI_NUM_PREDEF_TYPES 39
+/* MPI-1's bound markers, kept for the programs that still build structs
+ * with them. */
+#define MPI_LB MBMPI_HANDLE(MPI_Datatype, 39)
+#define MPI_UB MBMPI_HANDLE(MPI_Datatype, 40)
+#define MPI_CXX_BOOL MBMPI_HANDLE(MPI_Datatype, 41)
+#define MPI_CXX_FLOAT_COMPLEX MBMPI_HANDLE(MPI_Datatype, 42)
+#define MPI_CXX_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 43)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 44)
+/* Fortran's types, for C programs that name them and for the Fortran
+ * bindings: each behaves as the C type of the same size. */
+#define MPI_CHARACTER MBMPI_HANDLE(MPI_Datatype, 45)
+#define MPI_INTEGER MBMPI_HANDLE(MPI_Datatype, 46)
+#define MPI_REAL MBMPI_HANDLE(MPI_Datatype, 47)
+#define MPI_DOUBLE_PRECISION MBMPI_HANDLE(MPI_Datatype, 48)
+#define MPI_LOGICAL MBMPI_HANDLE(MPI_Datatype, 49)
+#define MPI_COMPLEX MBMPI_HANDLE(MPI_Datatype, 50)
+#define MPI_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 51)
+#define MPI_INTEGER1 MBMPI_HANDLE(MPI_Datatype, 52)
+#define MPI_INTEGER2 MBMPI_HANDLE(MPI_Datatype, 53)
+#define MPI_INTEGER4 MBMPI_HANDLE(MPI_Datatype, 54)
+#define MPI_INTEGER8 MBMPI_HANDLE(MPI_Datatype, 55)
+#define MPI_REAL4 MBMPI_HANDLE(MPI_Datatype, 56)
+#define MPI_REAL8 MBMPI_HANDLE(MPI_Datatype, 57)
+#define MPI_COMPLEX8 MBMPI_HANDLE(MPI_Datatype, 58)
+#define MPI_COMPLEX16 MBMPI_HANDLE(MPI_Datatype, 59)
+#define MPI_2INTEGER MBMPI_HANDLE(MPI_Datatype, 60)
+#define MBMPI_NUM_PREDEF_TYPES 61
 
 #define MPI_OP_NULL MBMPI_HANDLE(MPI_Op, 0)
 #define MPI_MAX MBMPI_HANDLE(MPI_Op, 1)
@@ -158,6 +184,49 @@ extern int mbmpi_unweighted[1], mbmpi_weights_empty[1];
 
 #define MPI_COMM_TYPE_SHARED 1
 
+/* Datatype constructors (MPI_Type_get_envelope). */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_HINDEXED_BLOCK 11
+#define MPI_COMBINER_STRUCT_INTEGER 12
+#define MPI_COMBINER_STRUCT 13
+#define MPI_COMBINER_SUBARRAY 14
+#define MPI_COMBINER_DARRAY 15
+#define MPI_COMBINER_F90_REAL 16
+#define MPI_COMBINER_F90_COMPLEX 17
+#define MPI_COMBINER_F90_INTEGER 18
+#define MPI_COMBINER_RESIZED 19
+
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_PORT_NAME 256
+#define MPI_MAX_DATAREP_STRING 128
+
+typedef struct mbmpi_file *MPI_File;
+#define MPI_FILE_NULL MBMPI_HANDLE(MPI_File, 0)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_OBJECT_NAME 64
@@ -171,6 +240,7 @@ extern int mbmpi_unweighted[1], mbmpi_weights_empty[1];
 #define MPI_WTIME_IS_GLOBAL 4
 #define MPI_APPNUM 5
 #define MPI_UNIVERSE_SIZE 6
+#define MPI_LASTUSEDCODE 7
 /* Window attributes (MPI_Win_get_attr). */
 #define MPI_WIN_BASE 10
 #define MPI_WIN_SIZE 11
@@ -231,11 +301,73 @@ extern int mbmpi_unweighted[1], mbmpi_weights_empty[1];
 #define MPI_ERR_RMA_ATTACH 34
 #define MPI_ERR_RMA_SHARED 35
 #define MPI_ERR_RMA_FLAVOR 36
-#define MPI_ERR_LASTCODE 36
+#define MPI_ERR_INFO_KEY 37
+#define MPI_ERR_INFO_VALUE 38
+#define MPI_ERR_INFO_NOKEY 39
+#define MPI_ERR_SPAWN 40
+#define MPI_ERR_PORT 41
+#define MPI_ERR_SERVICE 42
+#define MPI_ERR_NAME 43
+#define MPI_ERR_FILE 44
+#define MPI_ERR_NOT_SAME 45
+#define MPI_ERR_AMODE 46
+#define MPI_ERR_UNSUPPORTED_DATAREP 47
+#define MPI_ERR_NO_SUCH_FILE 48
+#define MPI_ERR_FILE_EXISTS 49
+#define MPI_ERR_BAD_FILE 50
+#define MPI_ERR_ACCESS 51
+#define MPI_ERR_NO_SPACE 52
+#define MPI_ERR_QUOTA 53
+#define MPI_ERR_READ_ONLY 54
+#define MPI_ERR_FILE_IN_USE 55
+#define MPI_ERR_DUP_DATAREP 56
+#define MPI_ERR_CONVERSION 57
+#define MPI_ERR_IO 58
+#define MPI_ERR_LASTCODE 58
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
+typedef void MPI_File_errhandler_function(MPI_File *file, int *code, ...);
+/* MPI-1 and MPI-2 names of the same. */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+
+/* Attribute callbacks. A null copy function copies nothing, a null delete
+ * function does nothing; the DUP functions copy the value. */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm comm, int keyval, void *extra, void *in, void *out,
+					int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int keyval, void *val, void *extra);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype type, int keyval, void *extra, void *in,
+					void *out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype type, int keyval, void *val, void *extra);
+typedef int MPI_Win_copy_attr_function(MPI_Win win, int keyval, void *extra, void *in, void *out,
+				       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int keyval, void *val, void *extra);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+int mbmpi_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *) __attribute__((visibility("default")));
+int mbmpi_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *) __attribute__((visibility("default")));
+int mbmpi_win_dup_fn(MPI_Win, int, void *, void *, void *, int *) __attribute__((visibility("default")));
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN (mbmpi_comm_dup_fn)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN (mbmpi_type_dup_fn)
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN (mbmpi_win_dup_fn)
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
+#define MPI_DUP_FN (mbmpi_comm_dup_fn)
+
+/* Generalized requests. */
+typedef int MPI_Grequest_query_function(void *extra, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra);
+typedef int MPI_Grequest_cancel_function(void *extra, int complete);
 
 #if defined(__GNUC__)
 #define MBMPI_EXPORT __attribute__((visibility("default")))
@@ -568,6 +700,91 @@ MBMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datat
 MBMPI_FN(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op))
 MBMPI_FN(int, Op_free, (MPI_Op *op))
 MBMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
+/* Datatypes: envelopes, arrays, MPI-1 names, external32 */
+MBMPI_FN(int, Type_get_envelope, (MPI_Datatype dt, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner))
+MBMPI_FN(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes, int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[]))
+MBMPI_FN(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[], const int starts[], int order, MPI_Datatype old, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_darray, (int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype old, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype old, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype *newtype))
+MBMPI_FN(int, Type_extent, (MPI_Datatype dt, MPI_Aint *extent))
+MBMPI_FN(int, Type_lb, (MPI_Datatype dt, MPI_Aint *lb))
+MBMPI_FN(int, Type_ub, (MPI_Datatype dt, MPI_Aint *ub))
+MBMPI_FN(int, Address, (void *location, MPI_Aint *address))
+MBMPI_FN(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent))
+MBMPI_FN(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent))
+MBMPI_FN(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype dt, MPI_Count count))
+MBMPI_FN(int, Type_match_size, (int typeclass, int size, MPI_Datatype *type))
+MBMPI_FN(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt, MPI_Aint *size))
+MBMPI_FN(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position))
+MBMPI_FN(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt))
+
+/* Attributes and keyvals */
+MBMPI_FN(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del, int *keyval, void *extra))
+MBMPI_FN(int, Comm_free_keyval, (int *keyval))
+MBMPI_FN(int, Comm_set_attr, (MPI_Comm comm, int keyval, void *val))
+MBMPI_FN(int, Comm_delete_attr, (MPI_Comm comm, int keyval))
+MBMPI_FN(int, Type_create_keyval, (MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del, int *keyval, void *extra))
+MBMPI_FN(int, Type_free_keyval, (int *keyval))
+MBMPI_FN(int, Type_set_attr, (MPI_Datatype type, int keyval, void *val))
+MBMPI_FN(int, Type_get_attr, (MPI_Datatype type, int keyval, void *val, int *flag))
+MBMPI_FN(int, Type_delete_attr, (MPI_Datatype type, int keyval))
+MBMPI_FN(int, Win_create_keyval, (MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del, int *keyval, void *extra))
+MBMPI_FN(int, Win_free_keyval, (int *keyval))
+MBMPI_FN(int, Win_set_attr, (MPI_Win win, int keyval, void *val))
+MBMPI_FN(int, Win_delete_attr, (MPI_Win win, int keyval))
+MBMPI_FN(int, Keyval_create, (MPI_Copy_function *copy, MPI_Delete_function *del, int *keyval, void *extra))
+MBMPI_FN(int, Keyval_free, (int *keyval))
+MBMPI_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *val))
+MBMPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *val, int *flag))
+MBMPI_FN(int, Attr_delete, (MPI_Comm comm, int keyval))
+
+/* Info */
+MBMPI_FN(int, Info_create, (MPI_Info *info))
+MBMPI_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
+MBMPI_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+MBMPI_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+MBMPI_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+MBMPI_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+MBMPI_FN(int, Info_delete, (MPI_Info info, const char *key))
+MBMPI_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+MBMPI_FN(int, Info_free, (MPI_Info *info))
+MBMPI_FN(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+MBMPI_FN(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info))
+MBMPI_FN(int, Win_set_info, (MPI_Win win, MPI_Info info))
+MBMPI_FN(int, Win_get_info, (MPI_Win win, MPI_Info *info))
+
+/* Errors and error handlers beyond communicators */
+MBMPI_FN(int, Add_error_class, (int *errorclass))
+MBMPI_FN(int, Add_error_code, (int errorclass, int *errorcode))
+MBMPI_FN(int, Add_error_string, (int errorcode, const char *string))
+MBMPI_FN(int, Errhandler_create, (MPI_Handler_function *fn, MPI_Errhandler *errhandler))
+MBMPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+MBMPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+MBMPI_FN(int, File_create_errhandler, (MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler))
+MBMPI_FN(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+MBMPI_FN(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+MBMPI_FN(int, File_call_errhandler, (MPI_File file, int errorcode))
+
+/* What cannot work here: present, failing with a clear class. */
+MBMPI_FN(int, Comm_get_parent, (MPI_Comm *parent))
+MBMPI_FN(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[]))
+MBMPI_FN(int, Comm_spawn_multiple, (int count, char *commands[], char **argvs[], const int maxprocs[], const MPI_Info info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[]))
+MBMPI_FN(int, Open_port, (MPI_Info info, char *port_name))
+MBMPI_FN(int, Close_port, (const char *port_name))
+MBMPI_FN(int, Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_disconnect, (MPI_Comm *comm))
+MBMPI_FN(int, Comm_join, (int fd, MPI_Comm *intercomm))
+MBMPI_FN(int, Publish_name, (const char *service, MPI_Info info, const char *port))
+MBMPI_FN(int, Unpublish_name, (const char *service, MPI_Info info, const char *port))
+MBMPI_FN(int, Lookup_name, (const char *service, MPI_Info info, char *port))
+MBMPI_FN(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+MBMPI_FN(int, File_close, (MPI_File *fh))
+MBMPI_FN(int, File_delete, (const char *filename, MPI_Info info))
+MBMPI_FN(int, Pcontrol, (const int level, ...))
 
 #undef MBMPI_FN
 

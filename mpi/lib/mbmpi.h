@@ -57,7 +57,12 @@ struct mbmpi_seg {
 
 /* BOUNDS: lb/extent were set explicitly (MPI_Type_create_resized), so no
  * alignment padding is added to types built from it. */
-enum { MBMPI_DT_PREDEF = 1, MBMPI_DT_COMMITTED = 2, MBMPI_DT_CONTIG = 4, MBMPI_DT_BOUNDS = 8 };
+/* HAS_LB/HAS_UB: that bound is explicit (an MPI_LB/MPI_UB marker or a
+ * resize) and sticks in types built from it, as MPI-1 defined. */
+enum { MBMPI_DT_PREDEF = 1, MBMPI_DT_COMMITTED = 2, MBMPI_DT_CONTIG = 4, MBMPI_DT_BOUNDS = 8,
+       MBMPI_DT_HAS_LB = 16, MBMPI_DT_HAS_UB = 32 };
+#define MBMPI_DT_LB_MARK 39
+#define MBMPI_DT_UB_MARK 40
 
 struct mbmpi_dtype {
 	int flags;
@@ -70,6 +75,8 @@ struct mbmpi_dtype {
 	int base;                 /* the one predefined type all data has, else 0 */
 	size_t nelem;             /* basic elements in one instance */
 	int align;                /* strictest alignment of the basic types in it */
+	struct mbmpi_attr *attrs;
+	struct mbmpi_dtargs *args; /* how it was made (MPI_Type_get_envelope) */
 	char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -93,6 +100,11 @@ void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void 
 size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const struct mbmpi_dtype *d);
 size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact);
 void mbmpi_dt_release(struct mbmpi_dtype *d);
+/* Remembers how *t was made, for MPI_Type_get_contents; on failure frees
+ * *t and returns the error. */
+int mbmpi_dt_record(MPI_Datatype *t, int combiner, int ni, const int *ints, int na,
+		    const MPI_Aint *aints, int nd, const MPI_Datatype *types);
+void mbmpi_dt_args_free(struct mbmpi_dtype *d);
 static inline void mbmpi_dt_retain(struct mbmpi_dtype *d)
 {
 	if (!(d->flags & MBMPI_DT_PREDEF))
@@ -143,6 +155,8 @@ struct mbmpi_comm {
 	uint32_t nbc_seq;        /* non-blocking collectives started on it */
 	struct mbmpi_win *win;   /* a window's own communicator: errors go to it */
 	struct mbmpi_topo *topo; /* Cartesian, graph or distributed graph, or NULL */
+	struct mbmpi_attr *attrs;     /* the user's attributes (a window's, on its own comm) */
+	struct mbmpi_info *info;      /* hints given by Comm_set_info, or NULL */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -170,6 +184,34 @@ int mbmpi_topo_neighbors(struct mbmpi_comm *c, int *nin, const int **in, const i
 			 const int **out, const int **out_tag);
 void mbmpi_comm_fini(void);
 struct mbmpi_group *mbmpi_group(MPI_Group h);
+
+/* ---- Attributes (mbmpi_attr.c) ---- */
+enum { MBMPI_KV_COMM = 1, MBMPI_KV_TYPE, MBMPI_KV_WIN };
+struct mbmpi_attr {
+	struct mbmpi_attr *next;
+	int key;
+	void *val;
+};
+/* On duplication: every attribute whose copy callback says so, onto `to`. */
+int mbmpi_attr_copy(int kind, void *oldh, struct mbmpi_attr *from, void *newh,
+		    struct mbmpi_attr **to);
+/* On free: every delete callback, newest attribute first; the first error stops it. */
+int mbmpi_attr_clear(int kind, void *h, struct mbmpi_attr **list);
+int mbmpi_attr_get(int kind, struct mbmpi_attr *list, int key, void *val, int *flag);
+int mbmpi_attr_set(int kind, void *h, struct mbmpi_attr **list, int key, void *val);
+int mbmpi_attr_delete(int kind, void *h, struct mbmpi_attr **list, int key);
+/* The largest error code in use (MPI_LASTUSEDCODE). */
+extern int mbmpi_lastusedcode;
+
+/* ---- Info (mbmpi_info.c) ---- */
+int mbmpi_info_check(MPI_Info h);
+/* A copy, or NULL for MPI_INFO_NULL; *err set on failure. */
+struct mbmpi_info *mbmpi_info_copy(MPI_Info h, int *err);
+void mbmpi_info_free(struct mbmpi_info *i);
+/* A new handle holding a copy of `src` (empty when NULL), for get_info. */
+int mbmpi_info_give(const struct mbmpi_info *src, MPI_Info *out);
+void mbmpi_attr_fini(void);
+void mbmpi_info_fini(void);
 
 /* ---- Requests ---- */
 /* NBC: a non-blocking collective, completed by its schedule (mbmpi_nbc.c). */

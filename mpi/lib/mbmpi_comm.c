@@ -219,10 +219,23 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return MBMPI_ERR(c, ret);
 	c->group->refs++;
 	ret = mbmpi_comm_from_group(c, c->group, ctx, newcomm);
-	/* A duplicate keeps the topology. */
+	/* A duplicate keeps the topology, and the attributes whose copy
+	 * callbacks ask for it. */
 	if (!ret && c->topo && !(mbmpi_comm(*newcomm)->topo = mbmpi_topo_dup(c->topo))) {
 		PMPI_Comm_free(newcomm);
 		ret = MPI_ERR_NO_MEM;
+	}
+	if (!ret && (ret = mbmpi_attr_copy(MBMPI_KV_COMM, comm, c->attrs, *newcomm,
+					   &mbmpi_comm(*newcomm)->attrs))) {
+		struct mbmpi_comm *n = mbmpi_comm(*newcomm);
+
+		/* The copies made so far are dropped without their delete callbacks. */
+		while (n->attrs) {
+			struct mbmpi_attr *a = n->attrs;
+			n->attrs = a->next;
+			free(a);
+		}
+		PMPI_Comm_free(newcomm);
 	}
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
@@ -360,12 +373,16 @@ MBMPI_ALIAS(Comm_create)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
 	struct mbmpi_comm *c;
+	int ret;
 
 	MBMPI_CHECK_INIT();
 	if (!comm || mbmpi_check_comm(*comm, &c))
 		return MBMPI_ERR(NULL, MPI_ERR_COMM);
 	if (c->predef)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
+	if ((ret = mbmpi_attr_clear(MBMPI_KV_COMM, *comm, &c->attrs)))
+		return MBMPI_ERR(c, ret);
+	mbmpi_info_free(c->info);
 	c->refs = 0;
 	free(c->addr);
 	mbmpi_topo_free(c->topo);
@@ -449,8 +466,12 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 	case MPI_WTIME_IS_GLOBAL: p = &mbmpi_attr_wtime_global; break;
 	case MPI_APPNUM: p = &mbmpi_attr_appnum; break;
 	case MPI_UNIVERSE_SIZE: p = &mbmpi_attr_universe; break;
-	default:
-		return MBMPI_ERR(c, MPI_ERR_KEYVAL);
+	case MPI_LASTUSEDCODE: p = &mbmpi_lastusedcode; break;
+	default: {
+		int ret = mbmpi_attr_get(MBMPI_KV_COMM, c->attrs, keyval, val, flag);
+
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	}
 	*(int **)val = p;
 	*flag = 1;

@@ -43,6 +43,18 @@ static void mbmpi_predef_set(int idx, const char *name, size_t size, size_t alig
 	snprintf(d->name, sizeof(d->name), "%s", name);
 }
 
+/* A predefined type that behaves as another (Fortran's and C++'s names
+ * for C's types): same layout, same element type, same reductions. */
+static void mbmpi_predef_alias(int idx, const char *name, int as)
+{
+	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
+
+	*d = mbmpi_predef_types[as];
+	d->segs = mbmpi_predef_segs[idx];
+	memcpy(d->segs, mbmpi_predef_segs[as], sizeof(mbmpi_predef_segs[as]));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
 /* The MINLOC/MAXLOC pair types: a value and an int, kept as two runs so the
  * element count is two, as for any struct of two basic types. */
 static void mbmpi_predef_pair(int idx, const char *name, int vbasic, size_t vsize, size_t ioff,
@@ -107,6 +119,33 @@ void mbmpi_dtype_init(void)
 	MBMPI_PAIR(38, long double, 16, "MPI_LONG_DOUBLE_INT");
 	mbmpi_predef_set(0, "MPI_DATATYPE_NULL", 0, 0);
 	mbmpi_predef_types[0].flags = MBMPI_DT_PREDEF;
+	/* The markers hold no data: only their place counts. */
+	mbmpi_predef_set(MBMPI_DT_LB_MARK, "MPI_LB", 0, 1);
+	mbmpi_predef_set(MBMPI_DT_UB_MARK, "MPI_UB", 0, 1);
+	mbmpi_predef_types[MBMPI_DT_LB_MARK].nseg = mbmpi_predef_types[MBMPI_DT_UB_MARK].nseg = 0;
+	mbmpi_predef_types[MBMPI_DT_LB_MARK].nelem = mbmpi_predef_types[MBMPI_DT_UB_MARK].nelem = 0;
+	mbmpi_predef_types[MBMPI_DT_LB_MARK].base = mbmpi_predef_types[MBMPI_DT_UB_MARK].base = 0;
+	mbmpi_predef_alias(41, "MPI_CXX_BOOL", 25);
+	mbmpi_predef_alias(42, "MPI_CXX_FLOAT_COMPLEX", 26);
+	mbmpi_predef_alias(43, "MPI_CXX_DOUBLE_COMPLEX", 27);
+	mbmpi_predef_alias(44, "MPI_CXX_LONG_DOUBLE_COMPLEX", 28);
+	/* gfortran's default kinds: 4-byte INTEGER, REAL and LOGICAL. */
+	mbmpi_predef_alias(45, "MPI_CHARACTER", 1);
+	mbmpi_predef_alias(46, "MPI_INTEGER", 19);
+	mbmpi_predef_alias(47, "MPI_REAL", 14);
+	mbmpi_predef_alias(48, "MPI_DOUBLE_PRECISION", 15);
+	mbmpi_predef_alias(49, "MPI_LOGICAL", 19);
+	mbmpi_predef_alias(50, "MPI_COMPLEX", 26);
+	mbmpi_predef_alias(51, "MPI_DOUBLE_COMPLEX", 27);
+	mbmpi_predef_alias(52, "MPI_INTEGER1", 17);
+	mbmpi_predef_alias(53, "MPI_INTEGER2", 18);
+	mbmpi_predef_alias(54, "MPI_INTEGER4", 19);
+	mbmpi_predef_alias(55, "MPI_INTEGER8", 20);
+	mbmpi_predef_alias(56, "MPI_REAL4", 14);
+	mbmpi_predef_alias(57, "MPI_REAL8", 15);
+	mbmpi_predef_alias(58, "MPI_COMPLEX8", 26);
+	mbmpi_predef_alias(59, "MPI_COMPLEX16", 27);
+	mbmpi_predef_alias(60, "MPI_2INTEGER", 36);
 }
 
 int mbmpi_dt_check(MPI_Datatype h)
@@ -126,6 +165,12 @@ void mbmpi_dt_release(struct mbmpi_dtype *d)
 	if (d->flags & MBMPI_DT_PREDEF)
 		return;
 	if (--d->refs == 0) {
+		mbmpi_dt_args_free(d);
+		while (d->attrs) {
+			struct mbmpi_attr *a = d->attrs;
+			d->attrs = a->next;
+			free(a);
+		}
 		free(d->segs);
 		free(d);
 	}
@@ -191,8 +236,10 @@ size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact)
 struct mbmpi_builder {
 	struct mbmpi_dtype *d;
 	int cap;
-	bool first;
-	bool bounds; /* some part had explicit bounds */
+	bool first;     /* no data-bearing block yet */
+	bool bounds;    /* some part had explicit bounds */
+	bool has_lb, has_ub;
+	MPI_Aint mlb, mub; /* explicit bounds (markers), when present */
 	int base;
 };
 
@@ -204,7 +251,8 @@ static int mbmpi_build_begin(struct mbmpi_builder *b)
 	b->d->refs = 1;
 	b->cap = 0;
 	b->first = true;
-	b->bounds = false;
+	b->bounds = b->has_lb = b->has_ub = false;
+	b->mlb = b->mub = 0;
 	b->base = -1;
 	return MPI_SUCCESS;
 }
@@ -233,6 +281,18 @@ static int mbmpi_build_seg(struct mbmpi_builder *b, MPI_Aint disp, size_t len, u
 	return MPI_SUCCESS;
 }
 
+static void mbmpi_mark(struct mbmpi_builder *b, bool upper, MPI_Aint at)
+{
+	if (upper) {
+		b->mub = b->has_ub && b->mub > at ? b->mub : at;
+		b->has_ub = true;
+	} else {
+		b->mlb = b->has_lb && b->mlb < at ? b->mlb : at;
+		b->has_lb = true;
+	}
+	b->bounds = true;
+}
+
 /* Appends `blocklen` consecutive instances of `old` at byte displacement `disp`. */
 static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t blocklen,
 			     const struct mbmpi_dtype *old)
@@ -243,6 +303,11 @@ static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t bloc
 
 	if (!blocklen)
 		return MPI_SUCCESS;
+	if (old == &mbmpi_predef_types[MBMPI_DT_LB_MARK] ||
+	    old == &mbmpi_predef_types[MBMPI_DT_UB_MARK]) {
+		mbmpi_mark(b, old == &mbmpi_predef_types[MBMPI_DT_UB_MARK], disp);
+		return MPI_SUCCESS;
+	}
 	/* Extremes of the first and last instance; extents may be negative. */
 	lb = disp + old->lb;
 	ub = lb + old->extent;
@@ -256,6 +321,11 @@ static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t bloc
 		tlb = tlb < tlb + shift ? tlb : tlb + shift;
 		tub = tub > tub + shift ? tub : tub + shift;
 	}
+	/* An explicit bound of the part is a marker of the whole. */
+	if (old->flags & MBMPI_DT_HAS_LB)
+		mbmpi_mark(b, false, lb);
+	if (old->flags & MBMPI_DT_HAS_UB)
+		mbmpi_mark(b, true, ub);
 	if (b->first) {
 		d->lb = lb;
 		d->extent = ub; /* holds ub until the end */
@@ -308,8 +378,23 @@ static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 		if (!b->bounds && d->align > 1 && d->extent > 0 && d->extent % d->align)
 			d->extent += d->align - d->extent % d->align;
 	}
+	/* Explicit bounds replace those the data gives. */
+	if (b->has_lb || b->has_ub) {
+		MPI_Aint ub = d->lb + d->extent;
+
+		if (b->has_lb) {
+			d->lb = b->mlb;
+			d->flags |= MBMPI_DT_HAS_LB;
+		}
+		if (b->has_ub) {
+			ub = b->mub;
+			d->flags |= MBMPI_DT_HAS_UB;
+		}
+		d->extent = ub - d->lb;
+		d->flags |= MBMPI_DT_BOUNDS;
+	}
 	d->base = b->base > 0 ? b->base : 0;
-	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
+	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == d->lb))
 		d->flags |= MBMPI_DT_CONTIG;
 	return (MPI_Datatype)d;
 }
@@ -371,9 +456,13 @@ int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
 	MPI_Aint zero = 0;
 
+	int ret;
+
 	if (count < 0)
 		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
-	return mbmpi_build(1, &count, 0, &zero, NULL, old, newtype);
+	if ((ret = mbmpi_build(1, &count, 0, &zero, NULL, old, newtype)))
+		return ret;
+	return mbmpi_dt_record(newtype, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old);
 }
 MBMPI_ALIAS(Type_contiguous)
 
@@ -399,16 +488,24 @@ static int mbmpi_hvector(int count, int blen, MPI_Aint stride_bytes, MPI_Datatyp
 
 int PMPI_Type_vector(int count, int blen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
 {
+	int ret, ints[3] = {count, blen, stride};
+
 	if (mbmpi_check_old(old))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
-	return mbmpi_hvector(count, blen, (MPI_Aint)stride * mbmpi_dt(old)->extent, old, newtype);
+	if ((ret = mbmpi_hvector(count, blen, (MPI_Aint)stride * mbmpi_dt(old)->extent, old, newtype)))
+		return ret;
+	return mbmpi_dt_record(newtype, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &old);
 }
 MBMPI_ALIAS(Type_vector)
 
 int PMPI_Type_create_hvector(int count, int blen, MPI_Aint stride, MPI_Datatype old,
 			     MPI_Datatype *newtype)
 {
-	return mbmpi_hvector(count, blen, stride, old, newtype);
+	int ret, ints[2] = {count, blen};
+
+	if ((ret = mbmpi_hvector(count, blen, stride, old, newtype)))
+		return ret;
+	return mbmpi_dt_record(newtype, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &old);
 }
 MBMPI_ALIAS(Type_create_hvector)
 
@@ -434,44 +531,98 @@ static int mbmpi_indexed(int count, const int *blens, int blen1, const int *idis
 	return ret;
 }
 
+/* Indexed constructors record count, the block lengths (or the one
+ * length) and the displacements, integers or bytes. */
+static int mbmpi_dt_record_idx(MPI_Datatype *t, int comb, int count, const int *blens,
+			       const int *idisp, const MPI_Aint *adisp, MPI_Datatype old)
+{
+	bool one = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK;
+	int nb = one ? 1 : count, ni = 1 + nb + (idisp ? count : 0);
+	int *ints = malloc(sizeof(int) * (size_t)ni), ret;
+
+	if (!ints) {
+		mbmpi_dt_release(mbmpi_dt(*t));
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	}
+	ints[0] = count;
+	if (nb)
+		memcpy(ints + 1, blens, sizeof(int) * (size_t)nb);
+	if (idisp && count)
+		memcpy(ints + 1 + nb, idisp, sizeof(int) * (size_t)count);
+	ret = mbmpi_dt_record(t, comb, ni, ints, adisp ? count : 0, adisp, 1, &old);
+	free(ints);
+	return ret;
+}
+
 int PMPI_Type_indexed(int count, const int blens[], const int displs[], MPI_Datatype old,
 		      MPI_Datatype *newtype)
 {
+	int ret;
+
 	if (count > 0 && !blens)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	return mbmpi_indexed(count, blens, 0, displs, NULL, old, newtype);
+	if ((ret = mbmpi_indexed(count, blens, 0, displs, NULL, old, newtype)))
+		return ret;
+	return mbmpi_dt_record_idx(newtype, MPI_COMBINER_INDEXED, count, blens, displs, NULL, old);
 }
 MBMPI_ALIAS(Type_indexed)
 
 int PMPI_Type_create_hindexed(int count, const int blens[], const MPI_Aint displs[],
 			      MPI_Datatype old, MPI_Datatype *newtype)
 {
+	int ret;
+
 	if (count > 0 && !blens)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	return mbmpi_indexed(count, blens, 0, NULL, displs, old, newtype);
+	if ((ret = mbmpi_indexed(count, blens, 0, NULL, displs, old, newtype)))
+		return ret;
+	return mbmpi_dt_record_idx(newtype, MPI_COMBINER_HINDEXED, count, blens, NULL, displs, old);
 }
 MBMPI_ALIAS(Type_create_hindexed)
 
 int PMPI_Type_create_indexed_block(int count, int blen, const int displs[], MPI_Datatype old,
 				   MPI_Datatype *newtype)
 {
-	return mbmpi_indexed(count, NULL, blen, displs, NULL, old, newtype);
+	int ret = mbmpi_indexed(count, NULL, blen, displs, NULL, old, newtype);
+
+	if (ret)
+		return ret;
+	return mbmpi_dt_record_idx(newtype, MPI_COMBINER_INDEXED_BLOCK, count, &blen, displs, NULL,
+				   old);
 }
 MBMPI_ALIAS(Type_create_indexed_block)
 
 int PMPI_Type_create_hindexed_block(int count, int blen, const MPI_Aint displs[], MPI_Datatype old,
 				    MPI_Datatype *newtype)
 {
-	return mbmpi_indexed(count, NULL, blen, NULL, displs, old, newtype);
+	int ret = mbmpi_indexed(count, NULL, blen, NULL, displs, old, newtype);
+
+	if (ret)
+		return ret;
+	return mbmpi_dt_record_idx(newtype, MPI_COMBINER_HINDEXED_BLOCK, count, &blen, NULL, displs,
+				   old);
 }
 MBMPI_ALIAS(Type_create_hindexed_block)
 
 int PMPI_Type_create_struct(int count, const int blens[], const MPI_Aint displs[],
 			    const MPI_Datatype types[], MPI_Datatype *newtype)
 {
+	int ret, *ints;
+
 	if (count > 0 && (!blens || !types))
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	return mbmpi_build(count, blens, 0, displs, types, MPI_DATATYPE_NULL, newtype);
+	if ((ret = mbmpi_build(count, blens, 0, displs, types, MPI_DATATYPE_NULL, newtype)))
+		return ret;
+	if (!(ints = malloc(sizeof(int) * (size_t)(count + 1)))) {
+		mbmpi_dt_release(mbmpi_dt(*newtype));
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	}
+	ints[0] = count;
+	if (count)
+		memcpy(ints + 1, blens, sizeof(int) * (size_t)count);
+	ret = mbmpi_dt_record(newtype, MPI_COMBINER_STRUCT, count + 1, ints, count, displs, count, types);
+	free(ints);
+	return ret;
 }
 MBMPI_ALIAS(Type_create_struct)
 
@@ -495,6 +646,8 @@ static int mbmpi_copy_type(MPI_Datatype old, MPI_Datatype *newtype, struct mbmpi
 	}
 	memcpy(d->segs, o->segs, sizeof(*d->segs) * (size_t)o->nseg);
 	d->refs = 1;
+	d->attrs = NULL;
+	d->args = NULL;
 	d->flags &= ~(MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED);
 	d->name[0] = 0;
 	*out = d;
@@ -511,12 +664,16 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 		return ret;
 	d->lb = lb;
 	d->extent = extent;
-	d->flags |= MBMPI_DT_BOUNDS;
-	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size)
+	d->flags |= MBMPI_DT_BOUNDS | MBMPI_DT_HAS_LB | MBMPI_DT_HAS_UB;
+	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == lb))
 		d->flags |= MBMPI_DT_CONTIG;
 	else
 		d->flags &= ~MBMPI_DT_CONTIG;
-	return MPI_SUCCESS;
+	{
+		MPI_Aint a[2] = {lb, extent};
+
+		return mbmpi_dt_record(newtype, MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &old);
+	}
 }
 MBMPI_ALIAS(Type_create_resized)
 
@@ -530,6 +687,13 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 	d->flags |= mbmpi_dt(old)->flags & MBMPI_DT_COMMITTED;
 	if (mbmpi_dt(old)->flags & MBMPI_DT_PREDEF)
 		d->flags |= MBMPI_DT_COMMITTED;
+	if ((ret = mbmpi_dt_record(newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old)))
+		return ret;
+	if ((ret = mbmpi_attr_copy(MBMPI_KV_TYPE, old, mbmpi_dt(old)->attrs, *newtype, &d->attrs))) {
+		mbmpi_dt_release(d);
+		*newtype = MPI_DATATYPE_NULL;
+		return MBMPI_ERR(NULL, ret);
+	}
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Type_dup)
@@ -545,8 +709,12 @@ MBMPI_ALIAS(Type_commit)
 
 int PMPI_Type_free(MPI_Datatype *dt)
 {
+	int ret;
+
 	if (!dt || mbmpi_check_old(*dt) || (mbmpi_dt(*dt)->flags & MBMPI_DT_PREDEF))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	if ((ret = mbmpi_attr_clear(MBMPI_KV_TYPE, *dt, &mbmpi_dt(*dt)->attrs)))
+		return MBMPI_ERR(NULL, ret);
 	mbmpi_dt_release(mbmpi_dt(*dt));
 	*dt = MPI_DATATYPE_NULL;
 	return MPI_SUCCESS;

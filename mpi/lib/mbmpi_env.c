@@ -107,12 +107,112 @@ static const char *const mbmpi_errstr[] = {
 	[MPI_ERR_RMA_ATTACH] = "MPI_ERR_RMA_ATTACH: memory cannot be attached",
 	[MPI_ERR_RMA_SHARED] = "MPI_ERR_RMA_SHARED: memory cannot be shared",
 	[MPI_ERR_RMA_FLAVOR] = "MPI_ERR_RMA_FLAVOR: wrong window flavor for this call",
+	[MPI_ERR_INFO_KEY] = "MPI_ERR_INFO_KEY: info key empty or too long",
+	[MPI_ERR_INFO_VALUE] = "MPI_ERR_INFO_VALUE: info value too long",
+	[MPI_ERR_INFO_NOKEY] = "MPI_ERR_INFO_NOKEY: no such info key",
+	[MPI_ERR_SPAWN] = "MPI_ERR_SPAWN: processes cannot be spawned (this library has no dynamic processes)",
+	[MPI_ERR_PORT] = "MPI_ERR_PORT: invalid port name",
+	[MPI_ERR_SERVICE] = "MPI_ERR_SERVICE: invalid service name",
+	[MPI_ERR_NAME] = "MPI_ERR_NAME: invalid service name",
+	[MPI_ERR_FILE] = "MPI_ERR_FILE: invalid file handle (this library has no MPI-IO)",
+	[MPI_ERR_NOT_SAME] = "MPI_ERR_NOT_SAME: arguments differ between processes",
+	[MPI_ERR_AMODE] = "MPI_ERR_AMODE: invalid file access mode",
+	[MPI_ERR_UNSUPPORTED_DATAREP] = "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+	[MPI_ERR_NO_SUCH_FILE] = "MPI_ERR_NO_SUCH_FILE: file does not exist",
+	[MPI_ERR_FILE_EXISTS] = "MPI_ERR_FILE_EXISTS: file exists",
+	[MPI_ERR_BAD_FILE] = "MPI_ERR_BAD_FILE: invalid file name",
+	[MPI_ERR_ACCESS] = "MPI_ERR_ACCESS: permission denied",
+	[MPI_ERR_NO_SPACE] = "MPI_ERR_NO_SPACE: no space left",
+	[MPI_ERR_QUOTA] = "MPI_ERR_QUOTA: quota exceeded",
+	[MPI_ERR_READ_ONLY] = "MPI_ERR_READ_ONLY: read-only file or file system",
+	[MPI_ERR_FILE_IN_USE] = "MPI_ERR_FILE_IN_USE: file in use",
+	[MPI_ERR_DUP_DATAREP] = "MPI_ERR_DUP_DATAREP: data representation already defined",
+	[MPI_ERR_CONVERSION] = "MPI_ERR_CONVERSION: data conversion failed",
+	[MPI_ERR_IO] = "MPI_ERR_IO: I/O error",
 };
+
+/* Classes and codes added by the program: code -> class and string. */
+struct mbmpi_ucode {
+	int cls;
+	char *str;
+};
+static struct mbmpi_ucode *mbmpi_ucodes; /* index: code - MPI_ERR_LASTCODE - 1 */
+static int mbmpi_nucodes;
+int mbmpi_lastusedcode = MPI_ERR_LASTCODE;
+
+static struct mbmpi_ucode *mbmpi_ucode(int code)
+{
+	int i = code - MPI_ERR_LASTCODE - 1;
+
+	return i >= 0 && i < mbmpi_nucodes ? &mbmpi_ucodes[i] : NULL;
+}
+
+static int mbmpi_add_code(int cls, int *out)
+{
+	struct mbmpi_ucode *t = realloc(mbmpi_ucodes, sizeof(*t) * (size_t)(mbmpi_nucodes + 1));
+
+	if (!t)
+		return MPI_ERR_NO_MEM;
+	mbmpi_ucodes = t;
+	*out = MPI_ERR_LASTCODE + 1 + mbmpi_nucodes;
+	t[mbmpi_nucodes++] = (struct mbmpi_ucode){.cls = cls < 0 ? *out : cls, .str = NULL};
+	mbmpi_lastusedcode = *out;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int *errorclass)
+{
+	int ret;
+
+	if (!errorclass)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if ((ret = mbmpi_add_code(-1, errorclass)))
+		return MBMPI_ERR(NULL, ret);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Add_error_class)
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+	struct mbmpi_ucode *u = mbmpi_ucode(errorclass);
+	int ret;
+
+	/* Only a class may be given: a predefined one or one the program added. */
+	if (!errorcode || errorclass < 0 ||
+	    (errorclass > MPI_ERR_LASTCODE && (!u || u->cls != errorclass)))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if ((ret = mbmpi_add_code(errorclass, errorcode)))
+		return MBMPI_ERR(NULL, ret);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Add_error_code)
+
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+	struct mbmpi_ucode *u = mbmpi_ucode(errorcode);
+	char *dup;
+
+	/* The predefined strings stay as they are. */
+	if (!u || !string || strlen(string) >= MPI_MAX_ERROR_STRING)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (!(dup = strdup(string)))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	free(u->str);
+	u->str = dup;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Add_error_string)
 
 int PMPI_Error_string(int code, char *string, int *resultlen)
 {
 	if (!string || !resultlen)
 		return MPI_ERR_ARG;
+	if (mbmpi_ucode(code)) {
+		const char *u = mbmpi_ucode(code)->str;
+
+		*resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", u ? u : "");
+		return MPI_SUCCESS;
+	}
 	if (code < 0 || code > MPI_ERR_LASTCODE) {
 		*resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "unknown error code %d", code);
 		return MPI_ERR_ARG;
@@ -124,6 +224,10 @@ MBMPI_ALIAS(Error_string)
 
 int PMPI_Error_class(int code, int *cls)
 {
+	if (cls && mbmpi_ucode(code)) {
+		*cls = mbmpi_ucode(code)->cls;
+		return MPI_SUCCESS;
+	}
 	if (!cls || code < 0 || code > MPI_ERR_LASTCODE)
 		return MPI_ERR_ARG;
 	*cls = code;
@@ -235,6 +339,235 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int code)
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_call_errhandler)
+
+/* MPI-1 names. */
+int PMPI_Errhandler_create(MPI_Handler_function *fn, MPI_Errhandler *eh)
+{
+	return PMPI_Comm_create_errhandler(fn, eh);
+}
+MBMPI_ALIAS(Errhandler_create)
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
+{
+	return PMPI_Comm_set_errhandler(comm, eh);
+}
+MBMPI_ALIAS(Errhandler_set)
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
+{
+	int ret = PMPI_Comm_get_errhandler(comm, eh);
+
+	/* MPI-1's get handed out a reference the caller frees. */
+	if (!ret)
+		mbmpi_errh_retain(*eh);
+	return ret;
+}
+MBMPI_ALIAS(Errhandler_get)
+
+/* Files: there is no MPI-IO, so the only file is MPI_FILE_NULL, whose
+ * handler is the default for files (MPI_ERRORS_RETURN, as the standard
+ * sets it). Programs may still set and read it. */
+static MPI_Errhandler mbmpi_file_errh = MPI_ERRORS_RETURN;
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn, eh);
+}
+MBMPI_ALIAS(File_create_errhandler)
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
+{
+	if (file != MPI_FILE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_FILE);
+	if (eh == MPI_ERRHANDLER_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	mbmpi_errh_retain(eh);
+	mbmpi_errh_release(mbmpi_file_errh);
+	mbmpi_file_errh = eh;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(File_set_errhandler)
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
+{
+	if (file != MPI_FILE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_FILE);
+	if (!eh)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	mbmpi_errh_retain(mbmpi_file_errh);
+	*eh = mbmpi_file_errh;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(File_get_errhandler)
+
+static int mbmpi_file_err(int code, const char *fn)
+{
+	MPI_Errhandler h = mbmpi_file_errh;
+
+	if (h == MPI_ERRORS_RETURN || code == MPI_SUCCESS)
+		return code;
+	if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT)
+		return mbmpi_err(NULL, code, fn);
+	{
+		MPI_File f = MPI_FILE_NULL;
+
+		((MPI_File_errhandler_function *)(void (*)(void))h->fn)(&f, &code, fn);
+	}
+	return code;
+}
+
+int PMPI_File_call_errhandler(MPI_File file, int code)
+{
+	if (file != MPI_FILE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_FILE);
+	mbmpi_file_err(code, "MPI_File_call_errhandler");
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(File_call_errhandler)
+
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+	(void)comm, (void)filename, (void)amode, (void)info;
+	if (fh)
+		*fh = MPI_FILE_NULL;
+	return mbmpi_file_err(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_open");
+}
+MBMPI_ALIAS(File_open)
+
+int PMPI_File_close(MPI_File *fh)
+{
+	(void)fh;
+	return mbmpi_file_err(MPI_ERR_FILE, "MPI_File_close");
+}
+MBMPI_ALIAS(File_close)
+
+int PMPI_File_delete(const char *filename, MPI_Info info)
+{
+	(void)filename, (void)info;
+	return mbmpi_file_err(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_delete");
+}
+MBMPI_ALIAS(File_delete)
+
+/* ---- Dynamic processes: none here ---- */
+
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+	MBMPI_CHECK_INIT();
+	if (!parent)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	*parent = MPI_COMM_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_get_parent)
+
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+		    MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
+{
+	(void)command, (void)argv, (void)info, (void)root;
+	if (intercomm)
+		*intercomm = MPI_COMM_NULL;
+	for (int i = 0; errcodes && i < maxprocs; i++)
+		errcodes[i] = MPI_ERR_SPAWN;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_SPAWN);
+}
+MBMPI_ALIAS(Comm_spawn)
+
+int PMPI_Comm_spawn_multiple(int count, char *commands[], char **argvs[], const int maxprocs[],
+			     const MPI_Info info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+			     int errcodes[])
+{
+	(void)commands, (void)argvs, (void)info, (void)root;
+	if (intercomm)
+		*intercomm = MPI_COMM_NULL;
+	for (int i = 0, k = 0; errcodes && maxprocs && i < count; i++)
+		for (int j = 0; j < maxprocs[i]; j++)
+			errcodes[k++] = MPI_ERR_SPAWN;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_SPAWN);
+}
+MBMPI_ALIAS(Comm_spawn_multiple)
+
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+	(void)info, (void)port_name;
+	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Open_port)
+
+int PMPI_Close_port(const char *port_name)
+{
+	(void)port_name;
+	return MBMPI_ERR(NULL, MPI_ERR_PORT);
+}
+MBMPI_ALIAS(Close_port)
+
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	(void)port_name, (void)info, (void)root, (void)newcomm;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Comm_accept)
+
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	(void)port_name, (void)info, (void)root, (void)newcomm;
+	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Comm_connect)
+
+/* Every communicator here is connected only by MPI itself, so
+ * disconnecting is freeing once pending traffic is done. */
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+	struct mbmpi_comm *c;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if (!comm || (ret = mbmpi_check_comm(*comm, &c)))
+		return MBMPI_ERR(NULL, MPI_ERR_COMM);
+	if ((ret = PMPI_Barrier(*comm)))
+		return ret;
+	return PMPI_Comm_free(comm);
+}
+MBMPI_ALIAS(Comm_disconnect)
+
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+	(void)fd;
+	if (intercomm)
+		*intercomm = MPI_COMM_NULL;
+	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Comm_join)
+
+int PMPI_Publish_name(const char *service, MPI_Info info, const char *port)
+{
+	(void)service, (void)info, (void)port;
+	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Publish_name)
+
+int PMPI_Unpublish_name(const char *service, MPI_Info info, const char *port)
+{
+	(void)service, (void)info, (void)port;
+	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+MBMPI_ALIAS(Unpublish_name)
+
+int PMPI_Lookup_name(const char *service, MPI_Info info, char *port)
+{
+	(void)service, (void)info, (void)port;
+	return MBMPI_ERR(NULL, MPI_ERR_NAME);
+}
+MBMPI_ALIAS(Lookup_name)
+
+/* Profiling control: no profiler is built in; a profiling layer that
+ * wraps MPI_Pcontrol sees the call. */
+int PMPI_Pcontrol(const int level, ...)
+{
+	(void)level;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Pcontrol)
 
 /* ---- Start-up ---- */
 
@@ -484,7 +817,13 @@ int PMPI_Finalize(void)
 	mbmpi_bsend_detach_wait();
 	/* Every rank's sends are matched before anyone closes its endpoint. */
 	ret = mbmpi_barrier(&mbmpi_comm_world);
+	/* Finalize frees MPI_COMM_SELF first, as far as attributes go, so
+	 * libraries learn of the end through their delete callbacks. */
+	mbmpi_attr_clear(MBMPI_KV_COMM, MPI_COMM_SELF, &mbmpi_comm_self.attrs);
+	mbmpi_attr_clear(MBMPI_KV_COMM, MPI_COMM_WORLD, &mbmpi_comm_world.attrs);
 	mbmpi_comm_fini();
+	mbmpi_attr_fini();
+	mbmpi_info_fini();
 	mbmpi_p2p_fini();
 	mbmpi.eng->fini();
 	for (int r = 0; r < mbmpi.world_size && mbmpi.hosts; r++)

@@ -1009,6 +1009,12 @@ int PMPI_Win_free(MPI_Win *win)
 	for (int i = 0; i < w->comm->size; i++)
 		if (w->locked[i])
 			return MBMPI_ERR(w->comm, MPI_ERR_RMA_SYNC);
+	{
+		int ret = mbmpi_attr_clear(MBMPI_KV_WIN, *win, &w->comm->attrs);
+
+		if (ret)
+			return MBMPI_ERR(w->comm, ret);
+	}
 	/* Nobody's memory goes while another rank may still reach it. */
 	win_flush(w, -1);
 	mbmpi_barrier(w->comm);
@@ -1100,13 +1106,63 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
 		*(int **)val = &w->model;
 		break;
 	default:
-		*flag = 0;
-		if (keyval == MPI_KEYVAL_INVALID)
-			WIN_RET(w, MPI_ERR_KEYVAL);
+		if ((ret = mbmpi_attr_get(MBMPI_KV_WIN, w->comm->attrs, keyval, val, flag)))
+			WIN_RET(w, ret);
 	}
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Win_get_attr)
+
+int PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if ((ret = mbmpi_attr_set(MBMPI_KV_WIN, win, &w->comm->attrs, keyval, val)))
+		WIN_RET(w, ret);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_set_attr)
+
+int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if ((ret = mbmpi_attr_delete(MBMPI_KV_WIN, win, &w->comm->attrs, keyval)))
+		WIN_RET(w, ret);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_delete_attr)
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+	struct mbmpi_win *w;
+	struct mbmpi_info *i;
+
+	WIN_BEGIN(win, w);
+	if (mbmpi_info_check(info))
+		WIN_RET(w, MPI_ERR_INFO);
+	if (!(i = mbmpi_info_copy(info, &ret)) && ret)
+		WIN_RET(w, ret);
+	mbmpi_info_free(w->comm->info);
+	w->comm->info = i;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_set_info)
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info)
+{
+	struct mbmpi_win *w;
+
+	WIN_BEGIN(win, w);
+	if (!info)
+		WIN_RET(w, MPI_ERR_ARG);
+	if ((ret = mbmpi_info_give(w->comm->info, info)))
+		WIN_RET(w, ret);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Win_get_info)
 
 int PMPI_Win_set_name(MPI_Win win, const char *name)
 {

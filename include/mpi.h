@@ -721,6 +721,21 @@ MBMPI_FN(int, Pack_external_size, (const char datarep[], int incount, MPI_Dataty
 MBMPI_FN(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position))
 MBMPI_FN(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt))
 
+/* Intercommunicators and more communicator constructors */
+MBMPI_FN(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm))
+MBMPI_FN(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+MBMPI_FN(int, Comm_remote_size, (MPI_Comm comm, int *size))
+MBMPI_FN(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+MBMPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+MBMPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+MBMPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+MBMPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+MBMPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+
+/* Generalized requests */
+MBMPI_FN(int, Grequest_start, (MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *request))
+MBMPI_FN(int, Grequest_complete, (MPI_Request request))
+
 /* Attributes and keyvals */
 MBMPI_FN(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del, int *keyval, void *extra))
 MBMPI_FN(int, Comm_free_keyval, (int *keyval))

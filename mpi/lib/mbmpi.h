@@ -145,12 +145,20 @@ struct mbmpi_group {
 	int *world;      /* group rank -> world rank */
 };
 
+/* An intercommunicator keeps the point-to-point view in rank, size and
+ * addr (this process's rank in its group; the size and addresses of the
+ * remote group, which is all a send or receive names) and its own group in
+ * group; `local` is an intracommunicator over the local group, on contexts
+ * ctx + 2 and ctx + 3, for the local steps of its collectives. */
 struct mbmpi_comm {
 	int refs;
 	uint32_t ctx;            /* point-to-point context; ctx + 1 is collectives' */
 	int rank, size;
 	struct mbmpi_group *group;
 	fi_addr_t *addr;         /* comm rank -> fabric address */
+	bool inter;
+	struct mbmpi_group *rgroup;   /* intercommunicator: the remote group */
+	struct mbmpi_comm *local;     /* intercommunicator: over the local group */
 	MPI_Errhandler errh;
 	uint32_t nbc_seq;        /* non-blocking collectives started on it */
 	struct mbmpi_win *win;   /* a window's own communicator: errors go to it */
@@ -184,6 +192,51 @@ int mbmpi_topo_neighbors(struct mbmpi_comm *c, int *nin, const int **in, const i
 			 const int **out, const int **out_tag);
 void mbmpi_comm_fini(void);
 struct mbmpi_group *mbmpi_group(MPI_Group h);
+struct mbmpi_group *mbmpi_group_new(int size);
+void mbmpi_group_fix_rank(struct mbmpi_group *g);
+void mbmpi_group_release(struct mbmpi_group *g);
+MPI_Group mbmpi_group_handle(struct mbmpi_group *g);
+int mbmpi_group_cmp(const struct mbmpi_group *a, const struct mbmpi_group *b);
+int mbmpi_comm_make(struct mbmpi_comm *c, struct mbmpi_group *g, uint32_t ctx);
+int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *g, uint32_t ctx,
+			  MPI_Comm *out);
+static inline int mbmpi_comm_local_size(const struct mbmpi_comm *c)
+{
+	return c->inter ? c->group->size : c->size;
+}
+/* Intercommunicators (mbmpi_inter.c). */
+int mbmpi_inter_dup(struct mbmpi_comm *c, MPI_Comm *out);
+int mbmpi_inter_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *out);
+int mbmpi_inter_create(struct mbmpi_comm *c, struct mbmpi_group *g, MPI_Comm *out);
+void mbmpi_inter_free(struct mbmpi_comm *c);
+int mbmpi_inter_barrier(struct mbmpi_comm *c);
+int mbmpi_inter_bcast(void *buf, int count, MPI_Datatype dt, int root, struct mbmpi_comm *c);
+int mbmpi_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+		       struct mbmpi_comm *c);
+int mbmpi_inter_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+			  struct mbmpi_comm *c);
+int mbmpi_inter_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		       MPI_Datatype rt, int root, struct mbmpi_comm *c);
+int mbmpi_inter_gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int *rcounts,
+			const int *displs, MPI_Datatype rt, int root, struct mbmpi_comm *c);
+int mbmpi_inter_scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			MPI_Datatype rt, int root, struct mbmpi_comm *c);
+int mbmpi_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, MPI_Datatype st,
+			 void *rbuf, int rcount, MPI_Datatype rt, int root, struct mbmpi_comm *c);
+int mbmpi_inter_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			  MPI_Datatype rt, struct mbmpi_comm *c);
+int mbmpi_inter_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+			   const int *rcounts, const int *displs, MPI_Datatype rt, struct mbmpi_comm *c);
+int mbmpi_inter_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+			 MPI_Datatype rt, struct mbmpi_comm *c);
+int mbmpi_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, MPI_Datatype st,
+			  void *rbuf, const int *rcounts, const int *rdispls, MPI_Datatype rt,
+			  struct mbmpi_comm *c);
+int mbmpi_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+			  const MPI_Datatype *st, void *rbuf, const int *rcounts, const int *rdispls,
+			  const MPI_Datatype *rt, bool bytes, struct mbmpi_comm *c);
+int mbmpi_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, MPI_Datatype dt,
+			       MPI_Op op, struct mbmpi_comm *c);
 
 /* ---- Attributes (mbmpi_attr.c) ---- */
 enum { MBMPI_KV_COMM = 1, MBMPI_KV_TYPE, MBMPI_KV_WIN };
@@ -216,8 +269,15 @@ void mbmpi_info_fini(void);
 /* ---- Requests ---- */
 /* NBC: a non-blocking collective, completed by its schedule (mbmpi_nbc.c). */
 /* RMA: a one-sided operation (mbmpi_win.c), done when remotely complete. */
+/* GREQ: a generalized request, completed by the program (MPI_Grequest_*). */
 enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC,
-		      MBMPI_REQ_RMA };
+		      MBMPI_REQ_RMA, MBMPI_REQ_GREQ };
+struct mbmpi_greq {
+	MPI_Grequest_query_function *query;
+	MPI_Grequest_free_function *free_fn;
+	MPI_Grequest_cancel_function *cancel;
+	void *extra;
+};
 enum mbmpi_mode { MBMPI_STD = 0, MBMPI_SYNC, MBMPI_READY, MBMPI_BUF };
 
 struct mbmpi_fop;
@@ -255,6 +315,7 @@ struct mbmpi_req {
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
 	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
+	struct mbmpi_greq greq;
 	struct mbu_dlist link;     /* bsend list */
 };
 

@@ -930,6 +930,10 @@ int PMPI_Barrier(MPI_Comm comm)
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_barrier(c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	ret = mbmpi_barrier(c);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
@@ -941,6 +945,10 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_bcast(buf, count, dt, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if ((ret = mbmpi_coll_check_buf(buf, count, dt)))
 		return MBMPI_ERR(c, ret);
 	if (root < 0 || root >= c->size)
@@ -969,6 +977,10 @@ int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_reduce(sbuf, rbuf, count, dt, op, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if ((ret = mbmpi_coll_check_reduce(c->rank == root ? sbuf : (sbuf == MPI_IN_PLACE ? NULL : sbuf),
@@ -987,6 +999,10 @@ int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_allreduce(sbuf, rbuf, count, dt, op, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
 		return MBMPI_ERR(c, ret);
 	ret = mbmpi_allreduce(sbuf, rbuf, count, dt, op, c);
@@ -1001,6 +1017,10 @@ int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int r
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_gather(sbuf, scount, st, rbuf, rcount, rt, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
@@ -1020,6 +1040,10 @@ int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int 
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_scatter(sbuf, scount, st, rbuf, rcount, rt, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if (c->rank == root && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
@@ -1039,6 +1063,10 @@ int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, cons
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_gatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
@@ -1077,6 +1105,10 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_scatterv(sbuf, scounts, displs, st, rbuf, rcount, rt, root, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if (rbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
@@ -1117,6 +1149,10 @@ int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, in
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_allgather(sbuf, scount, st, rbuf, rcount, rt, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
 	if ((ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
@@ -1134,6 +1170,10 @@ int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, c
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
 	if ((ret = mbmpi_coll_check_counts(rcounts, displs, rt, c->size)))
@@ -1151,6 +1191,10 @@ int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_alltoall(sbuf, scount, st, rbuf, rcount, rt, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
 	if ((ret = mbmpi_coll_check_buf(rbuf, rcount, rt)))
@@ -1168,6 +1212,10 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_counts(scounts, sdispls, st, c->size)))
 		return MBMPI_ERR(c, ret);
 	if ((ret = mbmpi_coll_check_counts(rcounts, rdispls, rt, c->size)))
@@ -1185,6 +1233,10 @@ int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_D
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter) {
+		ret = mbmpi_inter_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if (!rcounts)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	for (int i = 0; i < c->size; i++)
@@ -1208,10 +1260,10 @@ int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Data
 	COLL_COMM(comm, c);
 	if (rcount < 0)
 		return MBMPI_ERR(c, MPI_ERR_COUNT);
-	counts = malloc(sizeof(int) * (size_t)c->size);
+	counts = malloc(sizeof(int) * (size_t)mbmpi_comm_local_size(c));
 	if (!counts)
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
-	for (int i = 0; i < c->size; i++)
+	for (int i = 0; i < mbmpi_comm_local_size(c); i++)
 		counts[i] = rcount;
 	ret = PMPI_Reduce_scatter(sbuf, rbuf, counts, dt, op, comm);
 	free(counts);
@@ -1226,6 +1278,8 @@ static int c_scan_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	int ret;
 
 	COLL_COMM(comm, c);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
 		return MBMPI_ERR(c, ret);
 	if (!count)

@@ -25,12 +25,12 @@ struct mbmpi_group *mbmpi_group(MPI_Group h)
 	return (struct mbmpi_group *)h;
 }
 
-static MPI_Group mbmpi_group_handle(struct mbmpi_group *g)
+MPI_Group mbmpi_group_handle(struct mbmpi_group *g)
 {
 	return g == &mbmpi_group_empty ? MPI_GROUP_EMPTY : (MPI_Group)g;
 }
 
-static struct mbmpi_group *mbmpi_group_new(int size)
+struct mbmpi_group *mbmpi_group_new(int size)
 {
 	struct mbmpi_group *g = calloc(1, sizeof(*g));
 
@@ -47,7 +47,7 @@ static struct mbmpi_group *mbmpi_group_new(int size)
 	return g;
 }
 
-static void mbmpi_group_fix_rank(struct mbmpi_group *g)
+void mbmpi_group_fix_rank(struct mbmpi_group *g)
 {
 	g->rank = MPI_UNDEFINED;
 	for (int i = 0; i < g->size; i++)
@@ -55,7 +55,7 @@ static void mbmpi_group_fix_rank(struct mbmpi_group *g)
 			g->rank = i;
 }
 
-static void mbmpi_group_release(struct mbmpi_group *g)
+void mbmpi_group_release(struct mbmpi_group *g)
 {
 	if (!g || g == &mbmpi_group_empty)
 		return;
@@ -65,7 +65,7 @@ static void mbmpi_group_release(struct mbmpi_group *g)
 	}
 }
 
-static int mbmpi_comm_make(struct mbmpi_comm *c, struct mbmpi_group *g, uint32_t ctx)
+int mbmpi_comm_make(struct mbmpi_comm *c, struct mbmpi_group *g, uint32_t ctx)
 {
 	c->refs = 1;
 	c->ctx = ctx;
@@ -136,7 +136,7 @@ static int mbmpi_new_ctx(struct mbmpi_comm *parent, uint32_t *ctx)
 	return MPI_SUCCESS;
 }
 
-static int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *g, uint32_t ctx,
+int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *g, uint32_t ctx,
 				 MPI_Comm *out)
 {
 	struct mbmpi_comm *c;
@@ -168,7 +168,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 		return MBMPI_ERR(NULL, ret);
 	if (!size)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	*size = c->size;
+	*size = mbmpi_comm_local_size(c);
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_size)
@@ -215,10 +215,14 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return MBMPI_ERR(NULL, ret);
 	if (!newcomm)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	if ((ret = mbmpi_new_ctx(c, &ctx)))
+	if (c->inter)
+		ret = mbmpi_inter_dup(c, newcomm);
+	else if ((ret = mbmpi_new_ctx(c, &ctx)))
 		return MBMPI_ERR(c, ret);
-	c->group->refs++;
-	ret = mbmpi_comm_from_group(c, c->group, ctx, newcomm);
+	else {
+		c->group->refs++;
+		ret = mbmpi_comm_from_group(c, c->group, ctx, newcomm);
+	}
 	/* A duplicate keeps the topology, and the attributes whose copy
 	 * callbacks ask for it. */
 	if (!ret && c->topo && !(mbmpi_comm(*newcomm)->topo = mbmpi_topo_dup(c->topo))) {
@@ -308,7 +312,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 		return MBMPI_ERR(NULL, ret);
 	if (!newcomm || (color < 0 && color != MPI_UNDEFINED))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	ret = mbmpi_split(c, color, key, newcomm);
+	ret = c->inter ? mbmpi_inter_split(c, color, key, newcomm) : mbmpi_split(c, color, key, newcomm);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_split)
@@ -324,6 +328,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Co
 		return MBMPI_ERR(NULL, ret);
 	if (!newcomm || (type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	/* Colour: the lowest world rank on this node, from the names in the modex. */
 	if (type == MPI_COMM_TYPE_SHARED)
 		for (int r = 0; r < mbmpi.world_size; r++)
@@ -350,6 +356,10 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 		return MBMPI_ERR(c, MPI_ERR_GROUP);
 	if (!newcomm)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (c->inter) {
+		ret = mbmpi_inter_create(c, g, newcomm);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	/* The group must be a subset of the communicator's. */
 	for (int i = 0; i < g->size; i++) {
 		bool in = false;
@@ -383,6 +393,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	if ((ret = mbmpi_attr_clear(MBMPI_KV_COMM, *comm, &c->attrs)))
 		return MBMPI_ERR(c, ret);
 	mbmpi_info_free(c->info);
+	if (c->inter)
+		mbmpi_inter_free(c);
 	c->refs = 0;
 	free(c->addr);
 	mbmpi_topo_free(c->topo);
@@ -394,7 +406,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 }
 MBMPI_ALIAS(Comm_free)
 
-static int mbmpi_group_cmp(const struct mbmpi_group *a, const struct mbmpi_group *b)
+int mbmpi_group_cmp(const struct mbmpi_group *a, const struct mbmpi_group *b)
 {
 	bool same_order = true;
 
@@ -429,7 +441,17 @@ int PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 		*result = MPI_IDENT;
 		return MPI_SUCCESS;
 	}
+	if (x->inter != y->inter) {
+		*result = MPI_UNEQUAL;
+		return MPI_SUCCESS;
+	}
 	r = mbmpi_group_cmp(x->group, y->group);
+	if (x->inter) {
+		int r2 = mbmpi_group_cmp(x->rgroup, y->rgroup);
+
+		r = r == MPI_UNEQUAL || r2 == MPI_UNEQUAL ? MPI_UNEQUAL
+		    : r == MPI_IDENT && r2 == MPI_IDENT  ? MPI_IDENT : MPI_SIMILAR;
+	}
 	*result = r == MPI_IDENT ? MPI_CONGRUENT : r;
 	return MPI_SUCCESS;
 }
@@ -444,7 +466,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 		return MBMPI_ERR(NULL, MPI_ERR_COMM);
 	if (!flag)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	*flag = 0;
+	*flag = c->inter;
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_test_inter)
@@ -716,3 +738,196 @@ int PMPI_Group_free(MPI_Group *group)
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Group_free)
+
+/* Ranks named by (first, last, stride) triplets, in triplet order. */
+static int mbmpi_range_ranks(const struct mbmpi_group *g, int n, int ranges[][3], int **out, int *count)
+{
+	long total = 0;
+	int *r, k = 0;
+
+	if (n < 0 || (n && !ranges))
+		return MPI_ERR_ARG;
+	for (int i = 0; i < n; i++) {
+		int f = ranges[i][0], l = ranges[i][1], s = ranges[i][2];
+
+		if (s == 0 || f < 0 || f >= g->size || l < 0 || l >= g->size)
+			return MPI_ERR_RANK;
+		if ((s > 0 && f > l) || (s < 0 && f < l))
+			return MPI_ERR_ARG;
+		total += (l - f) / s + 1;
+	}
+	if (total > g->size)
+		return MPI_ERR_RANK;
+	if (!(r = malloc(sizeof(int) * (size_t)(total ? total : 1))))
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < n; i++) {
+		int f = ranges[i][0], l = ranges[i][1], s = ranges[i][2];
+
+		if ((s > 0 && f > l) || (s < 0 && f < l))
+			continue;
+		for (int x = f; s > 0 ? x <= l : x >= l; x += s)
+			r[k++] = x;
+	}
+	*out = r;
+	*count = k;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	struct mbmpi_group *g;
+	int *r, k, ret;
+
+	if (mbmpi_check_group(group, &g))
+		return MBMPI_ERR(NULL, MPI_ERR_GROUP);
+	if (!newgroup)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if ((ret = mbmpi_range_ranks(g, n, ranges, &r, &k)))
+		return MBMPI_ERR(NULL, ret);
+	/* Group_incl checks that no rank is named twice. */
+	ret = PMPI_Group_incl(group, k, r, newgroup);
+	free(r);
+	return ret;
+}
+MBMPI_ALIAS(Group_range_incl)
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	struct mbmpi_group *g;
+	int *r, k, ret;
+
+	if (mbmpi_check_group(group, &g))
+		return MBMPI_ERR(NULL, MPI_ERR_GROUP);
+	if (!newgroup)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if ((ret = mbmpi_range_ranks(g, n, ranges, &r, &k)))
+		return MBMPI_ERR(NULL, ret);
+	ret = PMPI_Group_excl(group, k, r, newgroup);
+	free(r);
+	return ret;
+}
+MBMPI_ALIAS(Group_range_excl)
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	int ret;
+
+	if (mbmpi_info_check(info))
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_INFO);
+	if ((ret = PMPI_Comm_dup(comm, newcomm)))
+		return ret;
+	return info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Comm_set_info(*newcomm, info);
+}
+MBMPI_ALIAS(Comm_dup_with_info)
+
+/* The duplicate is made at once (a context agreed by the members, as a
+ * blocking dup does), so the request is complete when returned; the
+ * communicator's members must still all call it, as with any collective. */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+	struct mbmpi_req *r;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if (!req)
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	if ((ret = PMPI_Comm_dup(comm, newcomm)))
+		return ret;
+	if (!(r = mbmpi_req_alloc())) {
+		PMPI_Comm_free(newcomm);
+		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_NO_MEM);
+	}
+	r->kind = MBMPI_REQ_DONE_NOW;
+	r->complete = true;
+	mbmpi_status_empty(&r->status);
+	*req = r;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_idup)
+
+/* Collective over the group's members only: they agree on a context by a
+ * gather to the group's first member and a broadcast back, on the parent's
+ * collective context with tags drawn from the caller's tag, so that
+ * creations by other groups of the same parent do not meet. */
+#define CCG_TAG(t) (0x60000000 | ((t) & 0x0fffffff))
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	struct mbmpi_comm *c, tmp;
+	struct mbmpi_group *g = mbmpi_group(group), *copy;
+	int ret, mine, agreed;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
+	if (!g || g->refs <= 0)
+		return MBMPI_ERR(c, MPI_ERR_GROUP);
+	if (!newcomm || tag < 0)
+		return MBMPI_ERR(c, tag < 0 ? MPI_ERR_TAG : MPI_ERR_ARG);
+	if (g->rank == MPI_UNDEFINED) {
+		*newcomm = MPI_COMM_NULL;
+		return MPI_SUCCESS;
+	}
+	for (int i = 0; i < g->size; i++)
+		if (!mbmpi_group_has(c->group, g->world[i]))
+			return MBMPI_ERR(c, MPI_ERR_GROUP);
+	copy = mbmpi_group_new(g->size);
+	if (!copy)
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	memcpy(copy->world, g->world, sizeof(int) * (size_t)g->size);
+	mbmpi_group_fix_rank(copy);
+	/* A stand-in communicator over the group that talks on the parent's
+	 * point-to-point context: its collectives run on ctx + 1, the parent's
+	 * collective context, where the tags below keep them apart. */
+	if ((ret = mbmpi_comm_make(&tmp, copy, c->ctx))) {
+		mbmpi_group_release(copy);
+		return MBMPI_ERR(c, ret);
+	}
+	mine = (int)mbmpi.next_ctx;
+	agreed = mine;
+	if (tmp.rank == 0) {
+		for (int i = 1; i < tmp.size && !ret; i++) {
+			struct mbmpi_req *r;
+			int v;
+
+			ret = mbmpi_irecv(&v, 1, mbmpi_dt(MPI_INT), i, CCG_TAG(tag), &tmp, c->ctx + 1, &r);
+			if (!ret && !(ret = mbmpi_wait(r, MPI_STATUS_IGNORE)) && v > agreed)
+				agreed = v;
+		}
+		for (int i = 1; i < tmp.size && !ret; i++) {
+			struct mbmpi_req *r;
+
+			ret = mbmpi_isend(&agreed, 1, mbmpi_dt(MPI_INT), i, CCG_TAG(tag) | 0x10000000, &tmp,
+					  c->ctx + 1, MBMPI_STD, &r);
+			if (!ret)
+				ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+		}
+	} else {
+		struct mbmpi_req *r;
+
+		ret = mbmpi_isend(&mine, 1, mbmpi_dt(MPI_INT), 0, CCG_TAG(tag), &tmp, c->ctx + 1, MBMPI_STD,
+				  &r);
+		if (!ret)
+			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+		if (!ret)
+			ret = mbmpi_irecv(&agreed, 1, mbmpi_dt(MPI_INT), 0, CCG_TAG(tag) | 0x10000000, &tmp,
+					  c->ctx + 1, &r);
+		if (!ret)
+			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
+	}
+	free(tmp.addr);
+	if (ret) {
+		mbmpi_group_release(copy);
+		return MBMPI_ERR(c, ret);
+	}
+	if ((uint32_t)agreed + 2 > MBMPI_CTX_MAX) {
+		mbmpi_group_release(copy);
+		return MBMPI_ERR(c, MPI_ERR_INTERN);
+	}
+	mbmpi.next_ctx = (uint32_t)agreed + 2;
+	ret = mbmpi_comm_from_group(c, copy, (uint32_t)agreed, newcomm);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Comm_create_group)

@@ -555,6 +555,8 @@ static void b_alltoall(struct nbc_sched *s, const struct blocks *b)
 	MBMPI_CHECK_INIT();                                       \
 	if ((ret = mbmpi_check_comm(comm, &c)))                   \
 		return MBMPI_ERR(NULL, ret);                      \
+	if (c->inter)                                             \
+		return MBMPI_ERR(c, MPI_ERR_UNSUPPORTED_OPERATION); \
 	if (!(req))                                               \
 		return MBMPI_ERR(c, MPI_ERR_REQUEST);
 
@@ -951,7 +953,14 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], c
 		   MPI_Comm comm)
 {
 	MPI_Request r;
+	struct mbmpi_comm *c = mbmpi_comm(comm);
 
+	if (c && c->refs > 0 && c->inter) {
+		int ret = mbmpi_inter_alltoallw(sbuf, scounts, sdispls, sts, rbuf, rcounts, rdispls, rts,
+						true, c);
+
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	return c_wait_nbc(&r, PMPI_Ialltoallw(sbuf, scounts, sdispls, sts, rbuf, rcounts, rdispls, rts,
 					      comm, &r));
 }

@@ -306,10 +306,27 @@ static void mbmpi_copy_status(MPI_Status *st, const struct mbmpi_req *r, bool wi
 }
 
 /* Returns the request's error and releases it unless it is persistent. */
+/* A generalized request's status comes from the program's query. */
+static int mbmpi_greq_query(struct mbmpi_req *r)
+{
+	int e;
+
+	mbmpi_status_empty(&r->status);
+	e = r->greq.query ? r->greq.query(r->greq.extra, &r->status) : MPI_SUCCESS;
+	r->status.MPI_ERROR = e;
+	return e;
+}
+
 static int mbmpi_retire(MPI_Request *h, MPI_Status *st, bool with_error)
 {
 	struct mbmpi_req *r = *h;
 	int err;
+
+	if (r->kind == MBMPI_REQ_GREQ) {
+		int e = mbmpi_greq_query(r), f = r->greq.free_fn ? r->greq.free_fn(r->greq.extra) : 0;
+
+		r->err = e ? e : f;
+	}
 
 	mbmpi_copy_status(st, r, with_error);
 	err = r->err;
@@ -440,11 +457,48 @@ int PMPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st)
 	if (!r->complete)
 		mbmpi_poll();
 	*flag = r->complete;
+	if (*flag && r->kind == MBMPI_REQ_GREQ)
+		mbmpi_greq_query(r);
 	if (*flag)
 		mbmpi_copy_status(st, r, false);
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Request_get_status)
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
+			MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *req)
+{
+	struct mbmpi_req *r;
+
+	MBMPI_CHECK_INIT();
+	if (!req)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (!(r = mbmpi_req_alloc()))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	r->kind = MBMPI_REQ_GREQ;
+	r->greq = (struct mbmpi_greq){.query = query, .free_fn = free_fn, .cancel = cancel,
+				      .extra = extra};
+	mbmpi_status_empty(&r->status);
+	*req = r;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Grequest_start)
+
+int PMPI_Grequest_complete(MPI_Request req)
+{
+	MBMPI_CHECK_INIT();
+	if (req == MPI_REQUEST_NULL || req->kind != MBMPI_REQ_GREQ || req->complete)
+		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	req->complete = true;
+	/* Freed by the program before it completed: nobody will wait. */
+	if (req->user_freed) {
+		if (req->greq.free_fn)
+			req->greq.free_fn(req->greq.extra);
+		mbmpi_req_free(req);
+	}
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Grequest_complete)
 
 /* Completes every request that is done; reports errors in the statuses. */
 static int mbmpi_harvest(int n, MPI_Request *hs, MPI_Status *sts, int *outcount, int *idx,
@@ -893,6 +947,8 @@ int PMPI_Request_free(MPI_Request *h)
 	if (!h || *h == MPI_REQUEST_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	r = *h;
+	if (r->kind == MBMPI_REQ_GREQ && r->complete && r->greq.free_fn)
+		r->greq.free_fn(r->greq.extra);
 	if (r->complete || (r->persistent && !r->active))
 		mbmpi_req_free(r);
 	else
@@ -907,6 +963,11 @@ int PMPI_Cancel(MPI_Request *h)
 	MBMPI_CHECK_INIT();
 	if (!h || *h == MPI_REQUEST_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
+	if ((*h)->kind == MBMPI_REQ_GREQ) {
+		int e = (*h)->greq.cancel ? (*h)->greq.cancel((*h)->greq.extra, (*h)->complete) : 0;
+
+		return e ? MBMPI_ERR(NULL, e) : MPI_SUCCESS;
+	}
 	/* Sends are never cancelled (deprecated in MPI-4); the send completes. */
 	if ((*h)->kind != MBMPI_REQ_RECV || mbmpi_req_inactive(*h))
 		return MPI_SUCCESS;

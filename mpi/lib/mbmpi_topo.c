@@ -96,6 +96,8 @@ static int topo_of(MPI_Comm comm, int kind, struct mbmpi_comm **c, struct mbmpi_
 
 	if ((ret = mbmpi_check_comm(comm, c)))
 		return ret;
+	if ((*c)->inter)
+		return MPI_ERR_COMM;
 	if (!(*c)->topo || (kind && (*c)->topo->kind != kind))
 		return MPI_ERR_TOPOLOGY;
 	*t = (*c)->topo;
@@ -284,6 +286,8 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!newcomm || ndims < 0 || (ndims && (!dims || !periods)))
 		return MBMPI_ERR(c, ndims < 0 ? MPI_ERR_DIMS : MPI_ERR_ARG);
 	for (int i = 0; i < ndims; i++) {
@@ -430,6 +434,8 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!newrank || ndims < 0 || (ndims && !dims))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	for (int i = 0; i < ndims; i++)
@@ -471,6 +477,8 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!newcomm || nnodes < 0 || nnodes > c->size || (nnodes && (!index || !edges)))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	for (int i = 0; i < nnodes; i++)
@@ -558,6 +566,8 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!newrank || nnodes < 0 || nnodes > c->size)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	*newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
@@ -629,6 +639,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int nin, const int in[], cons
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!newcomm)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if ((ret = check_ranks(in, nin, c->size)) || (ret = check_ranks(out, nout, c->size)))
@@ -658,6 +670,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	h = c->predef ? (c == &mbmpi_comm_world ? MPI_COMM_WORLD : MPI_COMM_SELF) : comm;
 	if (!newcomm || n < 0 || (n && (!sources || !degrees)) || (n && !weights))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -794,6 +808,8 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!status)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	*status = c->topo ? c->topo->kind : MPI_UNDEFINED;

@@ -727,6 +727,8 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!out)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if (size < 0)
@@ -927,6 +929,8 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!baseptr || !win)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if (size < 0)
@@ -959,6 +963,8 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
+	if (c->inter)
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if (!baseptr || !win)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if (size < 0)

@@ -216,6 +216,90 @@ static void many(void)
 	}
 }
 
+/* Group_range_incl/excl, Comm_create_group over a subset (the others do
+ * not call), Comm_idup and Comm_dup_with_info. */
+static void more_constructors(void)
+{
+	MPI_Group wg, g, h;
+	MPI_Comm c;
+	MPI_Request r;
+	MPI_Info info, got;
+	int ranges[2][3], n, x, flag;
+	char v[16];
+
+	MPI_Comm_group(MPI_COMM_WORLD, &wg);
+	/* Every other rank from the top down, then rank 0 if not already in. */
+	ranges[0][0] = size - 1;
+	ranges[0][1] = 0;
+	ranges[0][2] = -2;
+	CHECK_MPI(MPI_Group_range_incl(wg, 1, ranges, &g));
+	MPI_Group_size(g, &n);
+	CHECK(n == (size + 1) / 2);
+	{
+		int r0 = 0, t;
+
+		MPI_Group_translate_ranks(g, 1, &r0, wg, &t);
+		CHECK(t == size - 1);
+	}
+	CHECK_MPI(MPI_Group_range_excl(wg, 1, ranges, &h));
+	MPI_Group_size(h, &n);
+	CHECK(n == size / 2);
+	MPI_Group_free(&h);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	ranges[1][0] = 0;
+	ranges[1][1] = size;
+	ranges[1][2] = 1;
+	h = MPI_GROUP_NULL;
+	{
+		int cls;
+
+		MPI_Error_class(MPI_Group_range_incl(wg, 2, ranges, &h), &cls);
+		CHECK(cls == MPI_ERR_RANK && h == MPI_GROUP_NULL);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+	/* Only the members of g call: the others go straight on. */
+	MPI_Group_rank(g, &n);
+	if (n != MPI_UNDEFINED) {
+		int gs, sum = 0;
+
+		CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, g, 9, &c));
+		CHECK(c != MPI_COMM_NULL);
+		MPI_Comm_size(c, &gs);
+		MPI_Group_size(g, &x);
+		CHECK(gs == x);
+		x = rank;
+		CHECK_MPI(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c));
+		{
+			int want = 0;
+
+			for (int i = size - 1; i >= 0; i -= 2)
+				want += i;
+			CHECK(sum == want);
+		}
+		MPI_Comm_free(&c);
+	}
+	MPI_Group_free(&g);
+	MPI_Group_free(&wg);
+
+	CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &c, &r));
+	CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	x = 1;
+	CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c));
+	CHECK(x == size);
+	MPI_Comm_free(&c);
+
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+	CHECK_MPI(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c));
+	MPI_Info_free(&info);
+	CHECK_MPI(MPI_Comm_get_info(c, &got));
+	CHECK_MPI(MPI_Info_get(got, "mpi_assert_no_any_tag", sizeof(v) - 1, v, &flag));
+	CHECK(flag && !strcmp(v, "true"));
+	MPI_Info_free(&got);
+	MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -225,5 +309,6 @@ int main(int argc, char **argv)
 	split();
 	groups_and_create();
 	many();
+	more_constructors();
 	return mt_finish("t_comm");
 }

@@ -4,6 +4,9 @@
  * typemap the standard defines, and that gaps are never written), mixed
  * send/receive types with the same signature, Pack/Unpack/Pack_size,
  * Get_elements on partial receives, and every predefined C type on the wire.
+ * Then what a type remembers (envelopes and contents), subarrays and
+ * darrays against the indices they must select, MPI-1's bound markers and
+ * names, external32 packing, and the Fortran and C++ names of C's types.
  */
 #include "mt.h"
 
@@ -324,6 +327,254 @@ static void predefined(void)
 	}
 }
 
+/* The int offsets (in elements) a type selects from an int array, in
+ * typemap order: packs an array holding 0, 1, 2, ... */
+static int selected(MPI_Datatype t, int n_array, int *out, int max)
+{
+	int *a = malloc(sizeof(int) * (size_t)n_array), sz, pos = 0;
+
+	for (int i = 0; i < n_array; i++)
+		a[i] = i;
+	MPI_Type_size(t, &sz);
+	CHECK(sz / (int)sizeof(int) <= max);
+	MPI_Pack(a, 1, t, out, max * (int)sizeof(int), &pos, MPI_COMM_WORLD);
+	free(a);
+	return sz / (int)sizeof(int);
+}
+
+static void envelopes(void)
+{
+	MPI_Datatype v, s, d, r, got[2];
+	int ni, na, nd, comb, ints[8];
+	MPI_Aint aints[4];
+	int bl[2] = {1, 2};
+	MPI_Aint ds[2] = {0, 8};
+	MPI_Datatype ts[2] = {MPI_CHAR, MPI_INT};
+
+	CHECK_MPI(MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0);
+	MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &v);
+	CHECK_MPI(MPI_Type_get_envelope(v, &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1);
+	CHECK_MPI(MPI_Type_get_contents(v, 8, 4, 2, ints, aints, got));
+	CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && got[0] == MPI_DOUBLE);
+	MPI_Type_create_struct(2, bl, ds, ts, &s);
+	CHECK_MPI(MPI_Type_get_envelope(s, &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nd == 2);
+	CHECK_MPI(MPI_Type_get_contents(s, 8, 4, 2, ints, aints, got));
+	CHECK(ints[0] == 2 && ints[2] == 2 && aints[1] == 8 && got[1] == MPI_INT);
+	/* A derived type comes back as a handle the caller frees; the original
+	 * lives on. */
+	MPI_Type_dup(v, &d);
+	MPI_Type_free(&v);
+	CHECK_MPI(MPI_Type_get_envelope(d, &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_DUP && nd == 1);
+	CHECK_MPI(MPI_Type_get_contents(d, 0, 0, 1, ints, aints, got));
+	CHECK_MPI(MPI_Type_get_envelope(got[0], &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_VECTOR);
+	MPI_Type_free(&got[0]);
+	MPI_Type_create_resized(s, -4, 40, &r);
+	CHECK_MPI(MPI_Type_get_envelope(r, &ni, &na, &nd, &comb));
+	CHECK(comb == MPI_COMBINER_RESIZED && na == 2);
+	CHECK_MPI(MPI_Type_get_contents(r, 0, 2, 1, ints, aints, got));
+	CHECK(aints[0] == -4 && aints[1] == 40);
+	MPI_Type_free(&got[0]);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	{
+		int cls;
+
+		MPI_Error_class(MPI_Type_get_contents(MPI_INT, 0, 0, 0, ints, aints, got), &cls);
+		CHECK(cls == MPI_ERR_TYPE);
+		MPI_Error_class(MPI_Type_get_contents(s, 1, 4, 2, ints, aints, got), &cls);
+		CHECK(cls == MPI_ERR_ARG);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Type_free(&s);
+	MPI_Type_free(&d);
+	MPI_Type_free(&r);
+}
+
+static void arrays(void)
+{
+	int sizes[3] = {4, 5, 6}, subs[3] = {2, 3, 2}, starts[3] = {1, 2, 3}, sel[120], n, ok;
+	MPI_Datatype t;
+	MPI_Aint lb, ext;
+
+	/* C order: [i][j][k] at i*30 + j*6 + k. */
+	CHECK_MPI(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &t));
+	MPI_Type_commit(&t);
+	MPI_Type_get_extent(t, &lb, &ext);
+	CHECK(lb == 0 && ext == 120 * (MPI_Aint)sizeof(int));
+	n = selected(t, 120, sel, 120);
+	CHECK(n == 12);
+	ok = 1;
+	for (int i = 0, m = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			for (int k = 0; k < 2; k++)
+				ok &= sel[m++] == (1 + i) * 30 + (2 + j) * 6 + (3 + k);
+	CHECK(ok);
+	MPI_Type_free(&t);
+	/* Fortran order: (i, j, k) at i + j*4 + k*20. */
+	CHECK_MPI(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_INT, &t));
+	MPI_Type_commit(&t);
+	n = selected(t, 120, sel, 120);
+	ok = n == 12;
+	for (int k = 0, m = 0; k < 2; k++)
+		for (int j = 0; j < 3; j++)
+			for (int i = 0; i < 2; i++)
+				ok &= sel[m++] == (1 + i) + (2 + j) * 4 + (3 + k) * 20;
+	CHECK(ok);
+	MPI_Type_free(&t);
+
+	/* darray: a 7 x 10 array on a 2 x 3 grid, block rows, cyclic(2)
+	 * columns; every element is held by exactly one of the six. */
+	{
+		int gs[2] = {7, 10}, ds[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+		int da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 3}, owner[70];
+
+		for (int i = 0; i < 70; i++)
+			owner[i] = 0;
+		ok = 1;
+		for (int p = 0; p < 6; p++) {
+			int pr = p / 3, pc = p % 3;
+
+			CHECK_MPI(MPI_Type_create_darray(6, p, 2, gs, ds, da, ps, MPI_ORDER_C, MPI_INT, &t));
+			MPI_Type_commit(&t);
+			MPI_Type_get_extent(t, &lb, &ext);
+			ok &= ext == 70 * (MPI_Aint)sizeof(int);
+			n = selected(t, 70, sel, 70);
+			for (int m = 0; m < n; m++) {
+				int row = sel[m] / 10, col = sel[m] % 10;
+
+				owner[sel[m]]++;
+				ok &= row / 4 == pr && (col / 2) % 3 == pc;
+			}
+			MPI_Type_free(&t);
+		}
+		for (int i = 0; i < 70; i++)
+			ok &= owner[i] == 1;
+		CHECK(ok);
+	}
+}
+
+static void legacy(void)
+{
+	struct {
+		int a;
+		double b;
+	} x[2];
+	int bl[4] = {1, 1, 1, 1};
+	MPI_Aint d[4], lb, ub, ext, base;
+	MPI_Datatype ts[4] = {MPI_LB, MPI_INT, MPI_DOUBLE, MPI_UB}, t, t2;
+
+	MPI_Address(&x[0], &base);
+	MPI_Address(&x[0].a, &d[1]);
+	MPI_Address(&x[0].b, &d[2]);
+	d[1] -= base;
+	d[2] -= base;
+	d[0] = -8;
+	d[3] = (MPI_Aint)sizeof(x[0]) + 8;
+	CHECK_MPI(MPI_Type_struct(4, bl, d, ts, &t));
+	MPI_Type_commit(&t);
+	CHECK_MPI(MPI_Type_lb(t, &lb));
+	CHECK_MPI(MPI_Type_ub(t, &ub));
+	CHECK_MPI(MPI_Type_extent(t, &ext));
+	CHECK(lb == -8 && ub == d[3] && ext == ub - lb);
+	{
+		int sz;
+
+		MPI_Type_size(t, &sz);
+		CHECK(sz == (int)(sizeof(int) + sizeof(double)));
+	}
+	/* Markers stick: a contiguous pair of them strides by the marked extent. */
+	MPI_Type_contiguous(2, t, &t2);
+	MPI_Type_extent(t2, &ext);
+	CHECK(ext == 2 * (ub - lb));
+	MPI_Type_free(&t2);
+	MPI_Type_hvector(2, 1, 64, MPI_INT, &t2);
+	MPI_Type_extent(t2, &ext);
+	CHECK(ext == 64 + (MPI_Aint)sizeof(int));
+	MPI_Type_free(&t2);
+	MPI_Type_free(&t);
+	{
+		MPI_Count l, e;
+
+		CHECK_MPI(MPI_Type_get_extent_x(MPI_DOUBLE, &l, &e));
+		CHECK(l == 0 && e == 8);
+		CHECK_MPI(MPI_Type_get_true_extent_x(MPI_INT, &l, &e));
+		CHECK(e == 4);
+	}
+}
+
+static void external32(void)
+{
+	struct {
+		int i;
+		double d;
+		short s;
+	} v = {0x01020304, 1.0, 0x0a0b}, back;
+	int bl[3] = {1, 1, 1};
+	MPI_Aint ds[3] = {offsetof(__typeof__(v), i), offsetof(__typeof__(v), d),
+			  offsetof(__typeof__(v), s)}, sz, pos = 0;
+	MPI_Datatype ts[3] = {MPI_INT, MPI_DOUBLE, MPI_SHORT}, t;
+	unsigned char buf[32];
+
+	MPI_Type_create_struct(3, bl, ds, ts, &t);
+	MPI_Type_commit(&t);
+	CHECK_MPI(MPI_Pack_external_size("external32", 1, t, &sz));
+	CHECK(sz == 14);
+	CHECK_MPI(MPI_Pack_external("external32", &v, 1, t, buf, sizeof(buf), &pos));
+	CHECK(pos == 14);
+	/* Big-endian: the int's most significant byte first, the double's sign
+	 * and exponent (1.0 is 3ff0000000000000) first. */
+	CHECK(buf[0] == 1 && buf[3] == 4 && buf[4] == 0x3f && buf[5] == 0xf0 && buf[12] == 0x0a);
+	memset(&back, 0, sizeof(back));
+	pos = 0;
+	CHECK_MPI(MPI_Unpack_external("external32", buf, sizeof(buf), &pos, &back, 1, t));
+	CHECK(back.i == v.i && back.d == v.d && back.s == v.s && pos == 14);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	{
+		int cls;
+
+		pos = 0;
+		MPI_Error_class(MPI_Pack_external("native", &v, 1, t, buf, sizeof(buf), &pos), &cls);
+		CHECK(cls == MPI_ERR_UNSUPPORTED_DATAREP);
+		pos = 20;
+		MPI_Error_class(MPI_Pack_external("external32", &v, 1, t, buf, sizeof(buf), &pos), &cls);
+		CHECK(cls == MPI_ERR_TRUNCATE && pos == 20);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Type_free(&t);
+}
+
+static void other_names(void)
+{
+	MPI_Datatype t;
+	int sz;
+	double x = rank + 1, sum = 0;
+	char name[MPI_MAX_OBJECT_NAME];
+
+	MPI_Type_size(MPI_INTEGER, &sz);
+	CHECK(sz == 4);
+	MPI_Type_size(MPI_DOUBLE_COMPLEX, &sz);
+	CHECK(sz == 16);
+	MPI_Type_get_name(MPI_DOUBLE_PRECISION, name, &sz);
+	CHECK(!strcmp(name, "MPI_DOUBLE_PRECISION"));
+	CHECK_MPI(MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(sum == size * (size + 1) / 2.0);
+	CHECK_MPI(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &t));
+	CHECK(t == MPI_INTEGER8);
+	CHECK_MPI(MPI_Type_match_size(MPI_TYPECLASS_REAL, 4, &t));
+	MPI_Type_size(t, &sz);
+	CHECK(sz == 4);
+	{
+		bool b = true, all = false;
+
+		CHECK_MPI(MPI_Allreduce(&b, &all, 1, MPI_CXX_BOOL, MPI_LAND, MPI_COMM_WORLD));
+		CHECK(all);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -333,5 +584,10 @@ int main(int argc, char **argv)
 	mixed_signatures();
 	partial_elements();
 	predefined();
+	envelopes();
+	arrays();
+	legacy();
+	external32();
+	other_names();
 	return mt_finish("t_dtype");
 }

@@ -92,7 +92,7 @@ typedef struct MPI_Status {
 #define MPI_UINT64_T MBMPI_HANDLE(MPI_Datatype, 24)
 #define MPI_C_BOOL MBMPI_HANDLE(MPI_Datatype, 25)
 #define MPI_C_FLOAT_COMPLEX MBMPI_HANDLE(MPI_Datatype, 26)
-#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_COMPLEX MBMPI_HANDLE(MPI_Datatype, 61)
 #define MPI_C_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 27)
 #define MPI_C_LONG_DOUBLE_COMPLEX MBMPI_HANDLE(MPI_Datatype, 28)
 #define MPI_AINT MBMPI_HANDLE(MPI_Datatype, 29)
@@ -131,7 +131,7 @@ typedef struct MPI_Status {
 #define MPI_COMPLEX8 MBMPI_HANDLE(MPI_Datatype, 58)
 #define MPI_COMPLEX16 MBMPI_HANDLE(MPI_Datatype, 59)
 #define MPI_2INTEGER MBMPI_HANDLE(MPI_Datatype, 60)
-#define MBMPI_NUM_PREDEF_TYPES 61
+#define MBMPI_NUM_PREDEF_TYPES 62
 
 #define MPI_OP_NULL MBMPI_HANDLE(MPI_Op, 0)
 #define MPI_MAX MBMPI_HANDLE(MPI_Op, 1)
@@ -223,6 +223,20 @@ extern int mbmpi_unweighted[1], mbmpi_weights_empty[1];
 
 typedef struct mbmpi_file *MPI_File;
 #define MPI_FILE_NULL MBMPI_HANDLE(MPI_File, 0)
+/* MPI-IO's constants, for programs that name them (there is no MPI-IO). */
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_APPEND 128
+#define MPI_MODE_SEQUENTIAL 256
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
@@ -717,6 +731,9 @@ MBMPI_FN(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *ext
 MBMPI_FN(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent))
 MBMPI_FN(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype dt, MPI_Count count))
 MBMPI_FN(int, Type_match_size, (int typeclass, int size, MPI_Datatype *type))
+MBMPI_FN(int, Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype))
+MBMPI_FN(int, Type_create_f90_integer, (int r, MPI_Datatype *newtype))
 MBMPI_FN(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt, MPI_Aint *size))
 MBMPI_FN(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position))
 MBMPI_FN(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt))
@@ -731,6 +748,30 @@ MBMPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newco
 MBMPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
 MBMPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
 MBMPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+
+/* C and Fortran handles */
+MBMPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+MBMPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+MBMPI_FN(MPI_Fint, Type_c2f, (MPI_Datatype type))
+MBMPI_FN(MPI_Datatype, Type_f2c, (MPI_Fint type))
+MBMPI_FN(MPI_Fint, Group_c2f, (MPI_Group group))
+MBMPI_FN(MPI_Group, Group_f2c, (MPI_Fint group))
+MBMPI_FN(MPI_Fint, Request_c2f, (MPI_Request request))
+MBMPI_FN(MPI_Request, Request_f2c, (MPI_Fint request))
+MBMPI_FN(MPI_Fint, Op_c2f, (MPI_Op op))
+MBMPI_FN(MPI_Op, Op_f2c, (MPI_Fint op))
+MBMPI_FN(MPI_Fint, Info_c2f, (MPI_Info info))
+MBMPI_FN(MPI_Info, Info_f2c, (MPI_Fint info))
+MBMPI_FN(MPI_Fint, Win_c2f, (MPI_Win win))
+MBMPI_FN(MPI_Win, Win_f2c, (MPI_Fint win))
+MBMPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+MBMPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+MBMPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
+MBMPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
+MBMPI_FN(MPI_Fint, File_c2f, (MPI_File file))
+MBMPI_FN(MPI_File, File_f2c, (MPI_Fint file))
+MBMPI_FN(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+MBMPI_FN(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
 
 /* Generalized requests */
 MBMPI_FN(int, Grequest_start, (MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *request))
@@ -766,6 +807,8 @@ MBMPI_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
 MBMPI_FN(int, Info_delete, (MPI_Info info, const char *key))
 MBMPI_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
 MBMPI_FN(int, Info_free, (MPI_Info *info))
+MBMPI_FN(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
+MBMPI_FN(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 MBMPI_FN(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
 MBMPI_FN(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info))
 MBMPI_FN(int, Win_set_info, (MPI_Win win, MPI_Info info))

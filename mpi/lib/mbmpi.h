@@ -181,6 +181,18 @@ static inline struct mbmpi_comm *mbmpi_comm(MPI_Comm h)
 	return v < 16 ? NULL : (struct mbmpi_comm *)h;
 }
 int mbmpi_comm_init(void);
+/* Requests and schedules hold a reference: MPI_Comm_free with operations
+ * pending frees the communicator when the last of them completes. */
+static inline void mbmpi_comm_retain(struct mbmpi_comm *c)
+{
+	c->refs++;
+}
+void mbmpi_comm_destroy(struct mbmpi_comm *c);
+static inline void mbmpi_comm_release(struct mbmpi_comm *c)
+{
+	if (--c->refs == 0 && !c->predef)
+		mbmpi_comm_destroy(c);
+}
 /* Topologies (mbmpi_topo.c). A neighbourhood collective's peers: in[i]
  * sends to this rank, out[j] receives from it; in_tag and out_tag (NULL when
  * order alone pairs them) tell apart the directions of a Cartesian
@@ -265,6 +277,9 @@ void mbmpi_info_free(struct mbmpi_info *i);
 int mbmpi_info_give(const struct mbmpi_info *src, MPI_Info *out);
 void mbmpi_attr_fini(void);
 void mbmpi_info_fini(void);
+void mbmpi_info_set_args(int argc, char **argv);
+void mbmpi_f2c_fini(void);
+void mbmpi_f90_fini(void);
 
 /* ---- Requests ---- */
 /* NBC: a non-blocking collective, completed by its schedule (mbmpi_nbc.c). */
@@ -436,6 +451,7 @@ int mbmpi_progress(void);
  * polled; with none started the cost is one load. */
 extern int mbmpi_nbc_live;
 int mbmpi_nbc_progress(void);
+int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req);
 static inline int mbmpi_poll(void)
 {
 	int n = mbmpi.eng->progress();
@@ -456,6 +472,7 @@ void mbmpi_req_free(struct mbmpi_req *r);
 struct mbmpi_req *mbmpi_req_alloc(void);
 void mbmpi_req_done(struct mbmpi_req *r);
 void mbmpi_status_empty(MPI_Status *st);
+int mbmpi_status_set_elements(MPI_Status *st, MPI_Datatype dt, MPI_Count count);
 int mbmpi_bsend_detach_wait(void);
 struct mbmpi_fop *mbmpi_fop_alloc(void);
 void mbmpi_fop_free(struct mbmpi_fop *f);

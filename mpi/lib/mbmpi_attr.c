@@ -90,10 +90,15 @@ static int kv_free(int kind, int *key)
 	if (!key)
 		return MPI_ERR_ARG;
 	k = kv_get(kind, *key);
-	if (!k || !k->live)
+	if (!k)
 		return MPI_ERR_KEYVAL;
-	k->live = false;
-	kv_release(k);
+	/* Freeing again a keyval that attributes still keep alive changes
+	 * nothing (MPICH and its tests treat it so); a keyval gone entirely
+	 * is an error. */
+	if (k->live) {
+		k->live = false;
+		kv_release(k);
+	}
 	*key = MPI_KEYVAL_INVALID;
 	return MPI_SUCCESS;
 }
@@ -164,9 +169,14 @@ int mbmpi_attr_clear(int kind, void *h, struct mbmpi_attr **list)
 		struct mbmpi_keyval *k = kv_get(kind, a->key);
 		int ret;
 
-		if (k && (ret = kv_call_del(kind, k, h, a->key, a->val)))
-			return ret;
+		/* Unlinked before its callback runs: the callback may delete
+		 * other attributes of the same object. */
 		*list = a->next;
+		if (k && (ret = kv_call_del(kind, k, h, a->key, a->val))) {
+			a->next = *list;
+			*list = a;
+			return ret;
+		}
 		if (k)
 			kv_release(k);
 		free(a);
@@ -231,9 +241,14 @@ int mbmpi_attr_delete(int kind, void *h, struct mbmpi_attr **list, int key)
 	if (!(p = attr_find(list, key)))
 		return MPI_ERR_KEYVAL;
 	a = *p;
-	if ((ret = kv_call_del(kind, k, h, key, a->val)))
-		return ret;
 	*p = a->next;
+	if ((ret = kv_call_del(kind, k, h, key, a->val))) {
+		/* Refused: the attribute stays (at the head: the callback may
+		 * have changed the list around its old place). */
+		a->next = *list;
+		*list = a;
+		return ret;
+	}
 	free(a);
 	kv_release(k);
 	return MPI_SUCCESS;

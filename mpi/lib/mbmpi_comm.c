@@ -380,6 +380,18 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 }
 MBMPI_ALIAS(Comm_create)
 
+void mbmpi_comm_destroy(struct mbmpi_comm *c)
+{
+	free(c->addr);
+	mbmpi_topo_free(c->topo);
+	mbmpi_info_free(c->info);
+	if (c->inter)
+		mbmpi_inter_free(c);
+	mbmpi_group_release(c->group);
+	mbmpi_errh_release(c->errh);
+	free(c);
+}
+
 int PMPI_Comm_free(MPI_Comm *comm)
 {
 	struct mbmpi_comm *c;
@@ -392,15 +404,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
 	if ((ret = mbmpi_attr_clear(MBMPI_KV_COMM, *comm, &c->attrs)))
 		return MBMPI_ERR(c, ret);
-	mbmpi_info_free(c->info);
-	if (c->inter)
-		mbmpi_inter_free(c);
-	c->refs = 0;
-	free(c->addr);
-	mbmpi_topo_free(c->topo);
-	mbmpi_group_release(c->group);
-	mbmpi_errh_release(c->errh);
-	free(c);
+	/* Operations still pending on it keep it until they complete. */
+	mbmpi_comm_release(c);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;
 }
@@ -820,22 +825,29 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 MBMPI_ALIAS(Comm_dup_with_info)
 
-/* The duplicate is made at once (a context agreed by the members, as a
- * blocking dup does), so the request is complete when returned; the
- * communicator's members must still all call it, as with any collective. */
+/* Non-blocking: the context agreement is a schedule (mbmpi_nbc.c) and
+ * the duplicate appears in *newcomm when the request completes. An
+ * intercommunicator is duplicated at once. */
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 {
+	struct mbmpi_comm *c;
 	struct mbmpi_req *r;
 	int ret;
 
 	MBMPI_CHECK_INIT();
-	if (!req)
-		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!req || !newcomm)
+		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (!c->inter) {
+		ret = mbmpi_comm_idup(c, newcomm, req);
+		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	}
 	if ((ret = PMPI_Comm_dup(comm, newcomm)))
 		return ret;
 	if (!(r = mbmpi_req_alloc())) {
 		PMPI_Comm_free(newcomm);
-		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_NO_MEM);
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
 	}
 	r->kind = MBMPI_REQ_DONE_NOW;
 	r->complete = true;

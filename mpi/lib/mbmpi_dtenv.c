@@ -5,9 +5,9 @@
  * returned derived type is one more reference the caller frees);
  * subarray and darray as nests of hindexed types resized to the whole
  * array; MPI-1's names (Type_struct with MPI_LB/MPI_UB, Type_extent, ...);
- * the canonical "external32" packing (big-endian, the standard's sizes,
- * which on this ABI equal the native ones); Type_match_size and the _x
- * count queries.
+ * the canonical "external32" packing (big-endian, the standard's sizes:
+ * 4-byte long, the rest as on this ABI); Type_match_size, the Fortran 90
+ * parameterised types and the _x count queries.
  */
 #include "mbmpi.h"
 
@@ -80,7 +80,7 @@ int PMPI_Type_get_envelope(MPI_Datatype dt, int *ni, int *na, int *nd, int *comb
 	if (!ni || !na || !nd || !combiner)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	a = mbmpi_dt(dt)->args;
-	if ((mbmpi_dt(dt)->flags & MBMPI_DT_PREDEF) || !a) {
+	if (!a) {
 		*ni = *na = *nd = 0;
 		*combiner = MPI_COMBINER_NAMED;
 		return MPI_SUCCESS;
@@ -102,7 +102,7 @@ int PMPI_Type_get_contents(MPI_Datatype dt, int max_i, int max_a, int max_d, int
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	a = mbmpi_dt(dt)->args;
 	/* Named types have no contents to give. */
-	if ((mbmpi_dt(dt)->flags & MBMPI_DT_PREDEF) || !a)
+	if (!a)
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (max_i < a->ni || max_a < a->na || max_d < a->nd || (a->ni && !ints) ||
 	    (a->na && !aints) || (a->nd && !types))
@@ -441,9 +441,9 @@ MBMPI_ALIAS(Type_get_true_extent_x)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
 {
-	if (count < 0 || count > 0x7fffffff)
-		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
-	return PMPI_Status_set_elements(status, dt, (int)count);
+	int ret = mbmpi_status_set_elements(status, dt, count);
+
+	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Status_set_elements_x)
 
@@ -476,40 +476,187 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *type)
 }
 MBMPI_ALIAS(Type_match_size)
 
+/* Fortran 90 parameterised types: the type of the smallest kind with the
+ * precision and range asked for, made once per (class, p, r) and kept
+ * for the life of the library, as predefined types are. */
+struct f90_type {
+	int comb, p, r;
+	MPI_Datatype t;
+};
+static struct f90_type *f90_types;
+static int f90_n;
+
+static int f90_type(int comb, int p, int r, MPI_Datatype base, MPI_Datatype *out)
+{
+	struct f90_type *t;
+	struct mbmpi_dtype *d;
+	int ints[2] = {p, r}, ret;
+
+	for (int i = 0; i < f90_n; i++)
+		if (f90_types[i].comb == comb && f90_types[i].p == p && f90_types[i].r == r) {
+			*out = f90_types[i].t;
+			return MPI_SUCCESS;
+		}
+	if (!(t = realloc(f90_types, sizeof(*t) * (size_t)(f90_n + 1))))
+		return MPI_ERR_NO_MEM;
+	f90_types = t;
+	if ((ret = PMPI_Type_dup(base, out)))
+		return ret;
+	if ((ret = mbmpi_dt_record(out, comb, comb == MPI_COMBINER_F90_INTEGER ? 1 : 2,
+				   comb == MPI_COMBINER_F90_INTEGER ? &ints[1] : ints, 0, NULL, 0, NULL)))
+		return ret;
+	d = mbmpi_dt(*out);
+	d->flags |= MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED;
+	f90_types[f90_n++] = (struct f90_type){.comb = comb, .p = p, .r = r, .t = *out};
+	return MPI_SUCCESS;
+}
+
+void mbmpi_f90_fini(void)
+{
+	for (int i = 0; i < f90_n; i++) {
+		struct mbmpi_dtype *d = mbmpi_dt(f90_types[i].t);
+
+		d->flags &= ~MBMPI_DT_PREDEF;
+		mbmpi_dt_release(d);
+	}
+	free(f90_types);
+	f90_types = NULL;
+	f90_n = 0;
+}
+
+static bool fits(int want, int have)
+{
+	return want == MPI_UNDEFINED || want <= have;
+}
+
+static MPI_Datatype f90_real_base(int p, int r, bool cplx)
+{
+	if (fits(p, 6) && fits(r, 37))
+		return cplx ? MPI_C_FLOAT_COMPLEX : MPI_FLOAT;
+	if (fits(p, 15) && fits(r, 307))
+		return cplx ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE;
+	if (fits(p, 18) && fits(r, 4931))
+		return cplx ? MPI_C_LONG_DOUBLE_COMPLEX : MPI_LONG_DOUBLE;
+	return MPI_DATATYPE_NULL;
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+	MPI_Datatype b = f90_real_base(p, r, false);
+	int ret;
+
+	if (!newtype || (p == MPI_UNDEFINED && r == MPI_UNDEFINED) || b == MPI_DATATYPE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	ret = f90_type(MPI_COMBINER_F90_REAL, p, r, b, newtype);
+	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_create_f90_real)
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+	MPI_Datatype b = f90_real_base(p, r, true);
+	int ret;
+
+	if (!newtype || (p == MPI_UNDEFINED && r == MPI_UNDEFINED) || b == MPI_DATATYPE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	ret = f90_type(MPI_COMBINER_F90_COMPLEX, p, r, b, newtype);
+	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_create_f90_complex)
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+	MPI_Datatype b = r <= 2 ? MPI_INT8_T : r <= 4 ? MPI_INT16_T : r <= 9 ? MPI_INT32_T
+		       : r <= 18 ? MPI_INT64_T : MPI_DATATYPE_NULL;
+	int ret;
+
+	if (!newtype || r == MPI_UNDEFINED || b == MPI_DATATYPE_NULL)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	ret = f90_type(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, b, newtype);
+	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Type_create_f90_integer)
+
 /* ---- external32 ---- */
 
-/* Bytes swapped as one unit for an element of basic type b: complex
- * numbers are two reals, each in network order. */
+/* external32 sizes differ from this ABI's only for long and unsigned long
+ * (4 bytes there). Complex numbers are two reals, each in network order. */
+static size_t ext32_size(int b)
+{
+	return b == 10 || b == 11 ? 4 : mbmpi_predef_types[b].size;
+}
+
 static size_t ext32_unit(int b)
 {
-	size_t sz = mbmpi_predef_types[b].size;
-
-	return b >= 26 && b <= 28 ? sz / 2 : sz;
+	return b >= 26 && b <= 28 ? mbmpi_predef_types[b].size / 2 : ext32_size(b);
 }
 
-static void ext32_swap(char *p, size_t len, int basic)
+/* external32 bytes of one instance. */
+static size_t ext32_bytes(const struct mbmpi_dtype *d)
 {
-	size_t u = ext32_unit(basic);
+	size_t n = 0;
 
-	if (u <= 1)
+	for (int s = 0; s < d->nseg; s++) {
+		size_t esz = mbmpi_predef_types[d->segs[s].basic].size;
+
+		n += esz ? d->segs[s].len / esz * ext32_size(d->segs[s].basic) : d->segs[s].len;
+	}
+	return n;
+}
+
+/* One element between native (little-endian, esz bytes) and external32
+ * (big-endian, xsz bytes, units of u bytes). */
+static void ext32_elem(const unsigned char *in, unsigned char *out, size_t esz, size_t xsz, size_t u,
+		       bool to_ext, bool is_signed)
+{
+	if (esz == xsz) {
+		for (size_t off = 0; off < esz; off += u)
+			for (size_t i = 0; i < u; i++)
+				out[off + i] = in[off + u - 1 - i];
 		return;
-	for (size_t off = 0; off + u <= len; off += u)
-		for (size_t i = 0; i < u / 2; i++) {
-			char t = p[off + i];
-			p[off + i] = p[off + u - 1 - i];
-			p[off + u - 1 - i] = t;
-		}
+	}
+	/* long: 8 native bytes, 4 external ones (the low half, sign or zero
+	 * extended on the way back). */
+	if (to_ext) {
+		for (size_t i = 0; i < xsz; i++)
+			out[i] = in[xsz - 1 - i];
+	} else {
+		unsigned char fill = is_signed && (in[0] & 0x80) ? 0xff : 0;
+
+		for (size_t i = 0; i < xsz; i++)
+			out[i] = in[xsz - 1 - i];
+		for (size_t i = xsz; i < esz; i++)
+			out[i] = fill;
+	}
 }
 
-/* Packs natively, then turns every element to big-endian in place, run by
- * run in the order the packed stream holds them. */
-static void ext32_convert(char *packed, size_t count, const struct mbmpi_dtype *d)
+/* Converts a packed native stream of `count` instances to external32
+ * (to_ext) or back; returns the bytes written. */
+static size_t ext32_convert(const unsigned char *in, unsigned char *out, size_t count,
+			    const struct mbmpi_dtype *d, bool to_ext)
 {
+	const unsigned char *p = in;
+	unsigned char *q = out;
+
 	for (size_t i = 0; i < count; i++)
 		for (int s = 0; s < d->nseg; s++) {
-			ext32_swap(packed, d->segs[s].len, d->segs[s].basic);
-			packed += d->segs[s].len;
+			int b = d->segs[s].basic;
+			size_t esz = mbmpi_predef_types[b].size, xsz = ext32_size(b), u = ext32_unit(b);
+			size_t n = esz ? d->segs[s].len / esz : 0;
+
+			if (!esz || u <= 1) {
+				memcpy(q, p, d->segs[s].len);
+				p += d->segs[s].len;
+				q += d->segs[s].len;
+				continue;
+			}
+			for (size_t k = 0; k < n; k++) {
+				ext32_elem(p, q, esz, xsz, u, to_ext, b == 10);
+				p += to_ext ? esz : xsz;
+				q += to_ext ? xsz : esz;
+			}
 		}
+	return (size_t)(q - out);
 }
 
 static int ext32_check(const char *datarep, int count, MPI_Datatype dt)
@@ -529,7 +676,7 @@ int PMPI_Pack_external_size(const char datarep[], int count, MPI_Datatype dt, MP
 		return MBMPI_ERR(NULL, ret);
 	if (!size)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	*size = (MPI_Aint)((size_t)count * mbmpi_dt(dt)->size);
+	*size = (MPI_Aint)((size_t)count * ext32_bytes(mbmpi_dt(dt)));
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Pack_external_size)
@@ -539,18 +686,23 @@ int PMPI_Pack_external(const char datarep[], const void *in, int count, MPI_Data
 {
 	struct mbmpi_dtype *d;
 	int ret = ext32_check(datarep, count, dt);
-	size_t need;
+	size_t need, native;
+	unsigned char *tmp;
 
 	if (ret)
 		return MBMPI_ERR(NULL, ret);
 	d = mbmpi_dt(dt);
 	if (!pos || *pos < 0 || outsize < 0 || (!out && outsize))
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	need = (size_t)count * d->size;
+	need = (size_t)count * ext32_bytes(d);
 	if ((size_t)*pos + need > (size_t)outsize)
 		return MBMPI_ERR(NULL, MPI_ERR_TRUNCATE);
-	mbmpi_pack(in, (size_t)count, d, (char *)out + *pos);
-	ext32_convert((char *)out + *pos, (size_t)count, d);
+	native = (size_t)count * d->size;
+	if (!(tmp = malloc(native ? native : 1)))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	mbmpi_pack(in, (size_t)count, d, tmp);
+	ext32_convert(tmp, (unsigned char *)out + *pos, (size_t)count, d, true);
+	free(tmp);
 	*pos += (MPI_Aint)need;
 	return MPI_SUCCESS;
 }
@@ -561,23 +713,22 @@ int PMPI_Unpack_external(const char datarep[], const void *in, MPI_Aint insize, 
 {
 	struct mbmpi_dtype *d;
 	int ret = ext32_check(datarep, count, dt);
-	size_t need;
-	char *tmp;
+	size_t need, native;
+	unsigned char *tmp;
 
 	if (ret)
 		return MBMPI_ERR(NULL, ret);
 	d = mbmpi_dt(dt);
 	if (!pos || *pos < 0 || insize < 0 || (!in && insize))
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	need = (size_t)count * d->size;
+	need = (size_t)count * ext32_bytes(d);
 	if ((size_t)*pos + need > (size_t)insize)
 		return MBMPI_ERR(NULL, MPI_ERR_TRUNCATE);
-	/* The caller's buffer is read-only: convert a copy. */
-	if (!(tmp = malloc(need ? need : 1)))
+	native = (size_t)count * d->size;
+	if (!(tmp = malloc(native ? native : 1)))
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
-	memcpy(tmp, (const char *)in + *pos, need);
-	ext32_convert(tmp, (size_t)count, d);
-	mbmpi_unpack(tmp, need, out, (size_t)count, d);
+	ext32_convert((const unsigned char *)in + *pos, tmp, (size_t)count, d, false);
+	mbmpi_unpack(tmp, native, out, (size_t)count, d);
 	free(tmp);
 	*pos += (MPI_Aint)need;
 	return MPI_SUCCESS;

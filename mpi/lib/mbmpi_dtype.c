@@ -146,6 +146,7 @@ void mbmpi_dtype_init(void)
 	mbmpi_predef_alias(58, "MPI_COMPLEX8", 26);
 	mbmpi_predef_alias(59, "MPI_COMPLEX16", 27);
 	mbmpi_predef_alias(60, "MPI_2INTEGER", 36);
+	mbmpi_predef_alias(61, "MPI_C_COMPLEX", 26);
 }
 
 int mbmpi_dt_check(MPI_Datatype h)

@@ -732,8 +732,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	const char *y;
 	int ret, local = 0;
 
-	(void)argc;
-	(void)argv;
+	if (argc && argv)
+		mbmpi_info_set_args(*argc, *argv);
 	if (mbmpi.initialized || mbmpi.finalized) {
 		fprintf(stderr, "matchbox mpi: MPI_Init called twice\n");
 		return MPI_ERR_OTHER;
@@ -824,6 +824,8 @@ int PMPI_Finalize(void)
 	mbmpi_comm_fini();
 	mbmpi_attr_fini();
 	mbmpi_info_fini();
+	mbmpi_f2c_fini();
+	mbmpi_f90_fini();
 	mbmpi_p2p_fini();
 	mbmpi.eng->fini();
 	for (int r = 0; r < mbmpi.world_size && mbmpi.hosts; r++)

@@ -2,8 +2,9 @@
  * MPI_Info: ordered (key, value) string pairs, keys unique, in the order
  * they were first set (MPI_Info_get_nthkey's n counts in that order).
  * MPI_INFO_ENV is a read-only object describing how the job started.
- * Communicators and windows keep a copy of the hints given to them and
- * hand a fresh copy back from get_info; none of the hints changes
+ * Communicators keep the hints the standard defines for them (others are
+ * dropped, so get_info shows what the library understood), windows keep
+ * what they are given; get_info hands back a fresh copy. No hint changes
  * behaviour yet, which the standard allows.
  */
 #include "mbmpi.h"
@@ -140,25 +141,50 @@ int mbmpi_info_give(const struct mbmpi_info *src, MPI_Info *out)
 	return MPI_SUCCESS;
 }
 
-/* MPI_INFO_ENV: filled once, the first time anyone reads it. */
+/* MPI_INFO_ENV: the command and its arguments as MPI_Init saw them (so
+ * that MPI_Info_create_env, which may run before MPI_Init, describes the
+ * same start), filled the first time anyone reads it. */
+static int env_argc;
+static char **env_argv;
+
+void mbmpi_info_set_args(int argc, char **argv)
+{
+	env_argc = argc;
+	env_argv = argv;
+}
+
+static int info_fill_args(struct mbmpi_info *i, int argc, char **argv)
+{
+	size_t len = 1;
+	char *all;
+	int ret;
+
+	if (argc < 1 || !argv || !argv[0])
+		return MPI_SUCCESS;
+	if ((ret = info_put(i, "command", argv[0])))
+		return ret;
+	for (int a = 1; a < argc; a++)
+		len += strlen(argv[a]) + 1;
+	if (!(all = calloc(1, len)))
+		return MPI_ERR_NO_MEM;
+	for (int a = 1; a < argc; a++) {
+		if (a > 1)
+			strcat(all, " ");
+		strcat(all, argv[a]);
+	}
+	ret = argc > 1 ? info_put(i, "argv", all) : MPI_SUCCESS;
+	free(all);
+	return ret;
+}
+
 static void info_env_fill(void)
 {
 	static bool done;
-	char buf[64];
 
 	if (done || !mbmpi.initialized)
 		return;
 	done = true;
-	snprintf(buf, sizeof(buf), "%d", mbmpi.world_size);
-	info_put(&info_env, "maxprocs", buf);
-	info_put(&info_env, "host", mbmpi.procname);
-	info_put(&info_env, "arch", "x86_64");
-	snprintf(buf, sizeof(buf), "%s",
-		 mbmpi.thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-		 : mbmpi.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-		 : mbmpi.thread_level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-							       : "MPI_THREAD_SINGLE");
-	info_put(&info_env, "thread_level", buf);
+	info_fill_args(&info_env, env_argc, env_argv);
 }
 
 static int key_check(const char *key)
@@ -225,6 +251,55 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Info_get)
+
+/* MPI-4: the value and its length in one call; *buflen in, the length
+ * with its terminator out. */
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+	struct mbmpi_info *i = info_obj(info);
+	int k, ret;
+
+	if (!i)
+		return MBMPI_ERR(NULL, MPI_ERR_INFO);
+	if ((ret = key_check(key)))
+		return MBMPI_ERR(NULL, ret);
+	if (!buflen || !flag || *buflen < 0 || (*buflen && !value))
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	info_env_fill();
+	k = info_find(i, key);
+	*flag = k >= 0;
+	if (k >= 0) {
+		int n = (int)strlen(i->val[k]);
+
+		if (*buflen > 0) {
+			int c = n < *buflen - 1 ? n : *buflen - 1;
+
+			memcpy(value, i->val[k], (size_t)c);
+			value[c] = 0;
+		}
+		*buflen = n + 1;
+	}
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Info_get_string)
+
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+	struct mbmpi_info *i;
+	int ret;
+
+	if (!info)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (!(i = info_new()))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	if ((ret = info_fill_args(i, argc, argv))) {
+		mbmpi_info_free(i);
+		return MBMPI_ERR(NULL, ret);
+	}
+	*info = (MPI_Info)i;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Info_create_env)
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
@@ -324,6 +399,9 @@ int PMPI_Info_free(MPI_Info *info)
 }
 MBMPI_ALIAS(Info_free)
 
+static const char *const comm_hints[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+					 "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
 	struct mbmpi_comm *c;
@@ -337,6 +415,21 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 		return MBMPI_ERR(c, MPI_ERR_INFO);
 	if (!(i = mbmpi_info_copy(info, &ret)) && ret)
 		return MBMPI_ERR(c, ret);
+	for (int k = 0; i && k < i->n;) {
+		bool known = false;
+
+		for (size_t h = 0; h < sizeof(comm_hints) / sizeof(comm_hints[0]); h++)
+			known |= !strcmp(i->key[k], comm_hints[h]);
+		if (known) {
+			k++;
+			continue;
+		}
+		free(i->key[k]);
+		free(i->val[k]);
+		memmove(&i->key[k], &i->key[k + 1], sizeof(char *) * (size_t)(i->n - k - 1));
+		memmove(&i->val[k], &i->val[k + 1], sizeof(char *) * (size_t)(i->n - k - 1));
+		i->n--;
+	}
 	mbmpi_info_free(c->info);
 	c->info = i;
 	return MPI_SUCCESS;

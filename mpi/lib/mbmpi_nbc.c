@@ -19,7 +19,9 @@
  */
 #include "mbmpi.h"
 
-enum { S_SEND = 1, S_RECV, S_WAIT, S_OP, S_COPY };
+/* S_CALL: a function of the library's own, run when the steps before it
+ * are done (what a collective like Comm_idup does with its result). */
+enum { S_SEND = 1, S_RECV, S_WAIT, S_OP, S_COPY, S_CALL };
 
 struct nbc_step {
 	int type;
@@ -30,6 +32,7 @@ struct nbc_step {
 	void *dst;
 	MPI_Op op;
 	MPI_Datatype dth;		/* the handle an op is applied with */
+	int (*call)(void *arg);
 };
 
 struct nbc_sched {
@@ -70,6 +73,7 @@ static struct nbc_sched *s_new(struct mbmpi_comm *c)
 	if (!s)
 		return NULL;
 	s->comm = c;
+	mbmpi_comm_retain(c);
 	/* 256 tags per collective: a neighbourhood collective tells the two
 	 * directions of each Cartesian dimension apart by them. */
 	s->tag = NBC_TAG_BASE + (int)(c->nbc_seq++ % (1u << 22)) * NBC_TAGS;
@@ -234,6 +238,7 @@ static void s_free(struct nbc_sched *s)
 	free(s->bufs);
 	free(s->steps);
 	free(s->live);
+	mbmpi_comm_release(s->comm);
 	free(s);
 }
 
@@ -308,6 +313,9 @@ static bool s_advance(struct nbc_sched *s)
 			case S_COPY:
 				ret = run_copy(st);
 				break;
+			case S_CALL:
+				ret = st->call(st->dst);
+				break;
 			}
 			if (ret)
 				s->err = ret;
@@ -365,6 +373,7 @@ static int s_start(struct nbc_sched *s, MPI_Request *out)
 	}
 	r->kind = MBMPI_REQ_NBC;
 	r->comm = s->comm;
+	mbmpi_comm_retain(r->comm);
 	r->peer = MPI_PROC_NULL;
 	mbmpi_status_empty(&r->status);
 	s->req = r;
@@ -606,6 +615,57 @@ int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
 	NBC_END(c, req);
 }
 MBMPI_ALIAS(Ireduce)
+
+/* Comm_idup: the members agree on a context by an all-reduce of the next
+ * unused one each has, then the duplicate is made. Each idup reserves its
+ * process's candidate at once, so two outstanding on one process do not
+ * offer the same one. */
+struct idup {
+	struct mbmpi_comm *parent;
+	MPI_Comm *out;
+	int mine, agreed;
+};
+
+static int idup_finish(void *arg)
+{
+	struct idup *d = arg;
+	struct mbmpi_comm *c = d->parent;
+	int ret;
+
+	if ((uint32_t)d->agreed + 2 > MBMPI_CTX_MAX)
+		return MPI_ERR_INTERN;
+	if ((uint32_t)d->agreed + 2 > mbmpi.next_ctx)
+		mbmpi.next_ctx = (uint32_t)d->agreed + 2;
+	c->group->refs++;
+	if ((ret = mbmpi_comm_from_group(c, c->group, (uint32_t)d->agreed, d->out)))
+		return ret;
+	if (c->topo && !(mbmpi_comm(*d->out)->topo = mbmpi_topo_dup(c->topo)))
+		return MPI_ERR_NO_MEM;
+	return mbmpi_attr_copy(MBMPI_KV_COMM, (MPI_Comm)c, c->attrs, *d->out, &mbmpi_comm(*d->out)->attrs);
+}
+
+int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req)
+{
+	struct nbc_sched *s = s_new(c);
+	struct idup *d;
+	struct nbc_step *st;
+
+	if (!s)
+		return MPI_ERR_NO_MEM;
+	if (!(d = (struct idup *)s_tmp(s, sizeof(*d), BYTE_DT)))
+		return s->err = MPI_ERR_NO_MEM, s_start(s, req);
+	d->parent = c;
+	d->out = newcomm;
+	d->mine = (int)mbmpi.next_ctx;
+	mbmpi.next_ctx += 2;
+	b_allreduce(s, &d->mine, &d->agreed, 1, mbmpi_dt(MPI_INT), MPI_MAX);
+	s_wait(s);
+	if ((st = s_add(s, S_CALL))) {
+		st->call = idup_finish;
+		st->dst = d;
+	}
+	return s_start(s, req);
+}
 
 int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 		    MPI_Request *req)

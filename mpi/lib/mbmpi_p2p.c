@@ -75,6 +75,8 @@ void mbmpi_status_empty(MPI_Status *st)
 
 void mbmpi_req_free(struct mbmpi_req *r)
 {
+	if (r->comm)
+		mbmpi_comm_release(r->comm);
 	if (r->dt)
 		mbmpi_dt_release(r->dt);
 	if (r->tmp && !r->tmp_is_bsend)
@@ -143,7 +145,8 @@ static int mbmpi_check_buf(const void *buf, int count, MPI_Datatype dt)
 static int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 			    struct mbmpi_comm *c)
 {
-	int ret = mbmpi_check_buf(buf, count, dt);
+	/* Nothing goes to MPI_PROC_NULL, so no datatype is needed for it. */
+	int ret = dest == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? 0 : mbmpi_check_buf(buf, count, dt);
 
 	if (ret)
 		return ret;
@@ -157,7 +160,7 @@ static int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int des
 static int mbmpi_check_recv(const void *buf, int count, MPI_Datatype dt, int src, int tag,
 			    struct mbmpi_comm *c)
 {
-	int ret = mbmpi_check_buf(buf, count, dt);
+	int ret = src == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? 0 : mbmpi_check_buf(buf, count, dt);
 
 	if (ret)
 		return ret;
@@ -243,6 +246,7 @@ static struct mbmpi_req *mbmpi_req_new(int kind, const void *buf, int count, str
 	r->peer = peer;
 	r->tag = tag;
 	r->comm = c;
+	mbmpi_comm_retain(c);
 	r->ctx = ctx;
 	return r;
 }
@@ -1228,14 +1232,42 @@ int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 }
 MBMPI_ALIAS(Get_elements)
 
+/* The bytes `count` basic elements of dt fill: whole instances, then the
+ * leading elements of one more, so that Get_elements answers count. */
+int mbmpi_status_set_elements(MPI_Status *st, MPI_Datatype dt, MPI_Count count)
+{
+	struct mbmpi_dtype *d;
+	size_t whole, rest, bytes;
+
+	if (!st || count < 0)
+		return MPI_ERR_ARG;
+	if (mbmpi_dt_check(dt))
+		return MPI_ERR_TYPE;
+	d = mbmpi_dt(dt);
+	if (!d->nelem) {
+		st->mbmpi_bytes = 0;
+		return count ? MPI_ERR_COUNT : MPI_SUCCESS;
+	}
+	whole = (size_t)count / d->nelem;
+	rest = (size_t)count % d->nelem;
+	bytes = whole * d->size;
+	for (int s = 0; s < d->nseg && rest; s++) {
+		size_t esz = mbmpi_predef_types[d->segs[s].basic].size;
+		size_t n = esz ? d->segs[s].len / esz : 0;
+
+		n = n < rest ? n : rest;
+		bytes += n * esz;
+		rest -= n;
+	}
+	st->mbmpi_bytes = bytes;
+	return MPI_SUCCESS;
+}
+
 int PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
 {
-	if (!st || count < 0)
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	if (mbmpi_dt_check(dt))
-		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
-	st->mbmpi_bytes = (size_t)count * mbmpi_dt(dt)->size;
-	return MPI_SUCCESS;
+	int ret = mbmpi_status_set_elements(st, dt, count);
+
+	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Status_set_elements)
 

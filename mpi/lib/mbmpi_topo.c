@@ -114,10 +114,51 @@ static int topo_of(MPI_Comm comm, int kind, struct mbmpi_comm **c, struct mbmpi_
 
 /* ---- Dims_create ---- */
 
+/* The factorisation of n into k non-increasing factors that is most even
+ * (the standard asks for dimensions "as close to each other as possible"):
+ * the smallest spread between largest and smallest, and among those the
+ * largest smallest factor, then the largest next one, which is also what
+ * MPICH answers. A search over the divisors of n, each at most the one
+ * before and at least the k-th root of what is left. */
+static bool dims_better(const int *a, const int *b, int total)
+{
+	if (a[0] - a[total - 1] != b[0] - b[total - 1])
+		return a[0] - a[total - 1] < b[0] - b[total - 1];
+	for (int i = total - 1; i >= 0; i--)
+		if (a[i] != b[i])
+			return a[i] > b[i];
+	return false;
+}
+
+static void dims_search(const int *divs, int ndivs, int n, int k, int maxf, int *cur, int *best,
+			int depth, int total, bool *found)
+{
+	if (k == 0) {
+		if (n == 1 && (!*found || dims_better(cur, best, total))) {
+			*found = true;
+			memcpy(best, cur, sizeof(int) * (size_t)total);
+		}
+		return;
+	}
+	for (int j = 0; j < ndivs; j++) {
+		int d = divs[j];
+		long pw = 1;
+
+		if (d > maxf || n % d)
+			continue;
+		for (int i = 0; i < k && pw < n; i++)
+			pw *= d;
+		if (pw < n)
+			break; /* smaller d cannot cover what is left */
+		cur[depth] = d;
+		dims_search(divs, ndivs, n / d, k - 1, d, cur, best, depth + 1, total, found);
+	}
+}
+
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
 	long fixed = 1;
-	int nfree = 0, primes[64], np = 0, rest;
+	int nfree = 0, rest;
 
 	MBMPI_CHECK_INIT();
 	if (nnodes <= 0 || ndims < 0 || (ndims && !dims))
@@ -135,41 +176,35 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 	rest = (int)(nnodes / fixed);
 	if (!nfree)
 		return rest == 1 ? MPI_SUCCESS : MBMPI_ERR(NULL, MPI_ERR_DIMS);
-	for (int p = 2; (long)p * p <= rest; p++)
-		while (rest % p == 0) {
-			primes[np++] = p;
-			rest /= p;
-		}
-	if (rest > 1)
-		primes[np++] = rest;
 	{
-		/* Largest factors first, each to the dimension that is smallest
-		 * so far: as square as the factors allow. */
-		int *f = malloc(sizeof(int) * (size_t)nfree);
+		/* The divisors of what is to share out, largest first. */
+		int *f = malloc(sizeof(int) * (size_t)nfree * 2), nd = 0, *divs;
+		bool found = false;
 
-		if (!f)
+		divs = malloc(sizeof(int) * 2 * 1400);
+		if (!f || !divs) {
+			free(f);
+			free(divs);
 			return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
-		for (int i = 0; i < nfree; i++)
-			f[i] = 1;
-		for (int k = np - 1; k >= 0; k--) {
-			int m = 0;
-
-			for (int i = 1; i < nfree; i++)
-				if (f[i] < f[m])
-					m = i;
-			f[m] *= primes[k];
 		}
-		/* Non-increasing order. */
-		for (int i = 0; i < nfree; i++)
-			for (int j = i + 1; j < nfree; j++)
-				if (f[j] > f[i]) {
-					int x = f[i];
-					f[i] = f[j];
-					f[j] = x;
+		for (int d = 1; (long)d * d <= rest; d++)
+			if (rest % d == 0) {
+				divs[nd++] = d;
+				if (d != rest / d)
+					divs[nd++] = rest / d;
+			}
+		for (int i = 0; i < nd; i++)
+			for (int j = i + 1; j < nd; j++)
+				if (divs[j] > divs[i]) {
+					int x = divs[i];
+					divs[i] = divs[j];
+					divs[j] = x;
 				}
+		dims_search(divs, nd, rest, nfree, rest, f, f + nfree, 0, nfree, &found);
+		free(divs);
 		for (int i = 0, k = 0; i < ndims; i++)
 			if (!dims[i])
-				dims[i] = f[k++];
+				dims[i] = f[nfree + k++];
 		free(f);
 	}
 	return MPI_SUCCESS;
@@ -647,7 +682,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int nin, const int in[], cons
 		return MBMPI_ERR(c, ret);
 	if ((nin && !inw) || (nout && !outw))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	ret = dist_make(c, nin, in, inw, nout, out, outw, weights_given(inw) || weights_given(outw),
+	/* Weighted unless MPI_UNWEIGHTED: MPI_WEIGHTS_EMPTY is a weighted
+	 * graph with no edges here. */
+	ret = dist_make(c, nin, in, inw, nout, out, outw, inw != MPI_UNWEIGHTED || outw != MPI_UNWEIGHTED,
 			newcomm);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
@@ -663,7 +700,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
 	struct mbmpi_comm *c;
 	int *scount = NULL, *rcount = NULL, *sdisp = NULL, *rdisp = NULL, *sbuf = NULL, *rbuf = NULL;
 	int *in = NULL, *out = NULL, *inw = NULL, *outw = NULL, nin = 0, nout = 0, total = 0, ret, p;
-	bool weighted = weights_given(weights);
+	bool weighted = weights != MPI_UNWEIGHTED;
 	MPI_Comm h;
 
 	(void)info, (void)reorder;

@@ -118,6 +118,7 @@ static struct mbmpi_req *win_req(struct mbmpi_win *w, int t, bool user)
 		return NULL;
 	r->kind = MBMPI_REQ_RMA;
 	r->comm = w->comm;
+	mbmpi_comm_retain(r->comm);
 	r->internal = !user;
 	r->peer = t;
 	r->rma_cnt = &w->cnt[t];

@@ -545,6 +545,19 @@ static void external32(void)
 	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	MPI_Type_free(&t);
+	/* long is 4 bytes in external32: the low half, sign-extended back. */
+	{
+		long l[2] = {-2, 0x01020304}, lb[2] = {0, 0};
+
+		CHECK_MPI(MPI_Pack_external_size("external32", 2, MPI_LONG, &sz));
+		CHECK(sz == 8);
+		pos = 0;
+		CHECK_MPI(MPI_Pack_external("external32", l, 2, MPI_LONG, buf, sizeof(buf), &pos));
+		CHECK(pos == 8 && buf[0] == 0xff && buf[3] == 0xfe && buf[4] == 1 && buf[7] == 4);
+		pos = 0;
+		CHECK_MPI(MPI_Unpack_external("external32", buf, 8, &pos, lb, 2, MPI_LONG));
+		CHECK(lb[0] == -2 && lb[1] == 0x01020304);
+	}
 }
 
 static void other_names(void)
@@ -562,6 +575,21 @@ static void other_names(void)
 	CHECK(!strcmp(name, "MPI_DOUBLE_PRECISION"));
 	CHECK_MPI(MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD));
 	CHECK(sum == size * (size + 1) / 2.0);
+	{
+		MPI_Datatype f;
+		int ni, na, nd, comb, ints[2];
+
+		CHECK_MPI(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &f));
+		MPI_Type_size(f, &sz);
+		CHECK(sz == 8);
+		MPI_Type_get_envelope(f, &ni, &na, &nd, &comb);
+		CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && nd == 0);
+		MPI_Type_get_contents(f, 2, 0, 0, ints, NULL, NULL);
+		CHECK(ints[0] == 10 && ints[1] == MPI_UNDEFINED);
+		CHECK_MPI(MPI_Type_create_f90_integer(5, &f));
+		MPI_Type_size(f, &sz);
+		CHECK(sz == 4);
+	}
 	CHECK_MPI(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &t));
 	CHECK(t == MPI_INTEGER8);
 	CHECK_MPI(MPI_Type_match_size(MPI_TYPECLASS_REAL, 4, &t));

@@ -342,6 +342,19 @@ static int selected(MPI_Datatype t, int n_array, int *out, int max)
 	return sz / (int)sizeof(int);
 }
 
+/* Open MPI 4 builds this file too (tests/netns/across.sh) and, unless it was
+ * configured with MPI-1 compatibility, turns the names MPI-3.0 removed into
+ * compile errors. */
+#if !defined(OPEN_MPI) || OMPI_ENABLE_MPI1_COMPAT
+#define T_HAVE_MPI1 1
+#endif
+/* Debian's Open MPI 4.1 faults inside MPI_Type_get_contents on any derived
+ * type (a vector of doubles is enough), so those checks are ours alone. */
+#ifndef OPEN_MPI
+#define T_HAVE_GET_CONTENTS 1
+#endif
+
+#ifdef T_HAVE_GET_CONTENTS
 static void envelopes(void)
 {
 	MPI_Datatype v, s, d, r, got[2];
@@ -393,6 +406,7 @@ static void envelopes(void)
 	MPI_Type_free(&d);
 	MPI_Type_free(&r);
 }
+#endif
 
 static void arrays(void)
 {
@@ -459,6 +473,7 @@ static void arrays(void)
 
 static void legacy(void)
 {
+#ifdef T_HAVE_MPI1
 	struct {
 		int a;
 		double b;
@@ -496,6 +511,7 @@ static void legacy(void)
 	CHECK(ext == 64 + (MPI_Aint)sizeof(int));
 	MPI_Type_free(&t2);
 	MPI_Type_free(&t);
+#endif
 	{
 		MPI_Count l, e;
 
@@ -536,16 +552,20 @@ static void external32(void)
 	{
 		int cls;
 
+#ifndef OPEN_MPI /* Open MPI packs any representation name as external32. */
 		pos = 0;
 		MPI_Error_class(MPI_Pack_external("native", &v, 1, t, buf, sizeof(buf), &pos), &cls);
 		CHECK(cls == MPI_ERR_UNSUPPORTED_DATAREP);
+#endif
 		pos = 20;
 		MPI_Error_class(MPI_Pack_external("external32", &v, 1, t, buf, sizeof(buf), &pos), &cls);
 		CHECK(cls == MPI_ERR_TRUNCATE && pos == 20);
 	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	MPI_Type_free(&t);
-	/* long is 4 bytes in external32: the low half, sign-extended back. */
+	/* long is 4 bytes in external32: the low half, sign-extended back.
+	 * (Open MPI 4.1 packs 8, against the standard's table.) */
+#ifndef OPEN_MPI
 	{
 		long l[2] = {-2, 0x01020304}, lb[2] = {0, 0};
 
@@ -558,6 +578,7 @@ static void external32(void)
 		CHECK_MPI(MPI_Unpack_external("external32", buf, 8, &pos, lb, 2, MPI_LONG));
 		CHECK(lb[0] == -2 && lb[1] == 0x01020304);
 	}
+#endif
 }
 
 static void other_names(void)
@@ -577,15 +598,23 @@ static void other_names(void)
 	CHECK(sum == size * (size + 1) / 2.0);
 	{
 		MPI_Datatype f;
-		int ni, na, nd, comb, ints[2];
+		int ni, na, nd, comb;
 
 		CHECK_MPI(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &f));
 		MPI_Type_size(f, &sz);
 		CHECK(sz == 8);
 		MPI_Type_get_envelope(f, &ni, &na, &nd, &comb);
 		CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && nd == 0);
-		MPI_Type_get_contents(f, 2, 0, 0, ints, NULL, NULL);
-		CHECK(ints[0] == 10 && ints[1] == MPI_UNDEFINED);
+#ifdef T_HAVE_GET_CONTENTS
+		{
+			int ints[2];
+			MPI_Aint aints[1];
+			MPI_Datatype got[1];
+
+			MPI_Type_get_contents(f, 2, 0, 0, ints, aints, got);
+			CHECK(ints[0] == 10 && ints[1] == MPI_UNDEFINED);
+		}
+#endif
 		CHECK_MPI(MPI_Type_create_f90_integer(5, &f));
 		MPI_Type_size(f, &sz);
 		CHECK(sz == 4);
@@ -612,7 +641,9 @@ int main(int argc, char **argv)
 	mixed_signatures();
 	partial_elements();
 	predefined();
+#ifdef T_HAVE_GET_CONTENTS
 	envelopes();
+#endif
 	arrays();
 	legacy();
 	external32();

@@ -429,6 +429,26 @@ struct mbmpi_state {
 };
 extern struct mbmpi_state mbmpi;
 
+/* MPI_THREAD_MULTIPLE: one lock around the library. Every MPI call takes
+ * it (MBMPI_GUARD, released by the compiler on every return path); a
+ * thread that waits gives it up in mbmpi_idle so that others go on. The
+ * lock is recursive, for the library's calls to itself and callbacks
+ * that call MPI. Below MPI_THREAD_MULTIPLE it costs one load per call. */
+extern bool mbmpi_mt;
+int mbmpi_lock(void);
+void mbmpi_unlock(void);
+static inline int mbmpi_enter(void)
+{
+	return MBMPI_UNLIKELY(mbmpi_mt) ? mbmpi_lock() : 0;
+}
+static inline void mbmpi_leave(int *held)
+{
+	if (MBMPI_UNLIKELY(*held))
+		mbmpi_unlock();
+}
+#define MBMPI_GUARD() \
+	int mbmpi_guard_ __attribute__((cleanup(mbmpi_leave), unused)) = mbmpi_enter()
+
 /* Errors: raise through the communicator's handler and return the class. */
 int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn);
 #define MBMPI_ERR(c, code) mbmpi_err((c), (code), __func__)

@@ -259,6 +259,7 @@ int mbmpi_attr_delete(int kind, void *h, struct mbmpi_attr **list, int key)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
 			    int *keyval, void *extra)
 {
+	MBMPI_GUARD();
 	int ret = kv_create(MBMPI_KV_COMM, (void (*)(void))copy, (void (*)(void))del, keyval, extra);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -267,6 +268,7 @@ MBMPI_ALIAS(Comm_create_keyval)
 
 int PMPI_Comm_free_keyval(int *keyval)
 {
+	MBMPI_GUARD();
 	int ret = kv_free(MBMPI_KV_COMM, keyval);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -284,6 +286,7 @@ static MPI_Comm comm_handle(struct mbmpi_comm *c)
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -297,6 +300,7 @@ MBMPI_ALIAS(Comm_set_attr)
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -311,30 +315,35 @@ MBMPI_ALIAS(Comm_delete_attr)
 /* MPI-1 names. */
 int PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del, int *keyval, void *extra)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_create_keyval(copy, del, keyval, extra);
 }
 MBMPI_ALIAS(Keyval_create)
 
 int PMPI_Keyval_free(int *keyval)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_free_keyval(keyval);
 }
 MBMPI_ALIAS(Keyval_free)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *val)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_set_attr(comm, keyval, val);
 }
 MBMPI_ALIAS(Attr_put)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *val, int *flag)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_get_attr(comm, keyval, val, flag);
 }
 MBMPI_ALIAS(Attr_get)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_delete_attr(comm, keyval);
 }
 MBMPI_ALIAS(Attr_delete)
@@ -352,6 +361,7 @@ static int type_check(MPI_Datatype t, struct mbmpi_dtype **out)
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
 			    int *keyval, void *extra)
 {
+	MBMPI_GUARD();
 	int ret = kv_create(MBMPI_KV_TYPE, (void (*)(void))copy, (void (*)(void))del, keyval, extra);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -360,6 +370,7 @@ MBMPI_ALIAS(Type_create_keyval)
 
 int PMPI_Type_free_keyval(int *keyval)
 {
+	MBMPI_GUARD();
 	int ret = kv_free(MBMPI_KV_TYPE, keyval);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -368,6 +379,7 @@ MBMPI_ALIAS(Type_free_keyval)
 
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *val)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret;
 
@@ -380,6 +392,7 @@ MBMPI_ALIAS(Type_set_attr)
 
 int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *val, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret;
 
@@ -392,6 +405,7 @@ MBMPI_ALIAS(Type_get_attr)
 
 int PMPI_Type_delete_attr(MPI_Datatype type, int keyval)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret;
 
@@ -407,6 +421,7 @@ MBMPI_ALIAS(Type_delete_attr)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del,
 			   int *keyval, void *extra)
 {
+	MBMPI_GUARD();
 	int ret = kv_create(MBMPI_KV_WIN, (void (*)(void))copy, (void (*)(void))del, keyval, extra);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -415,6 +430,7 @@ MBMPI_ALIAS(Win_create_keyval)
 
 int PMPI_Win_free_keyval(int *keyval)
 {
+	MBMPI_GUARD();
 	int ret = kv_free(MBMPI_KV_WIN, keyval);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;

@@ -926,6 +926,7 @@ int mbmpi_coll_check_counts(const int *counts, const int *displs, MPI_Datatype d
 
 int PMPI_Barrier(MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -941,6 +942,7 @@ MBMPI_ALIAS(Barrier)
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -973,6 +975,7 @@ int mbmpi_coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatyp
 int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
 		MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -995,6 +998,7 @@ MBMPI_ALIAS(Reduce)
 
 int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1013,6 +1017,7 @@ MBMPI_ALIAS(Allreduce)
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		MPI_Datatype rt, int root, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1036,6 +1041,7 @@ MBMPI_ALIAS(Gather)
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		 MPI_Datatype rt, int root, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1059,6 +1065,7 @@ MBMPI_ALIAS(Scatter)
 int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
 		 const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1101,6 +1108,7 @@ MBMPI_ALIAS(Gatherv)
 int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
 		  void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1145,6 +1153,7 @@ MBMPI_ALIAS(Scatterv)
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		   MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1166,6 +1175,7 @@ MBMPI_ALIAS(Allgather)
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
 		    const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1187,6 +1197,7 @@ MBMPI_ALIAS(Allgatherv)
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		  MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1208,6 +1219,7 @@ MBMPI_ALIAS(Alltoall)
 int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
 		   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1229,6 +1241,7 @@ MBMPI_ALIAS(Alltoallv)
 int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
 			MPI_Op op, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -1254,6 +1267,7 @@ MBMPI_ALIAS(Reduce_scatter)
 int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
 			      MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret, *counts;
 
@@ -1290,12 +1304,14 @@ static int c_scan_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 
 int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	return c_scan_call(sbuf, rbuf, count, dt, op, comm, false);
 }
 MBMPI_ALIAS(Scan)
 
 int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	return c_scan_call(sbuf, rbuf, count, dt, op, comm, true);
 }
 MBMPI_ALIAS(Exscan)

@@ -160,6 +160,7 @@ int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *g, uint
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -175,6 +176,7 @@ MBMPI_ALIAS(Comm_size)
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -190,6 +192,7 @@ MBMPI_ALIAS(Comm_rank)
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -206,6 +209,7 @@ MBMPI_ALIAS(Comm_group)
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	uint32_t ctx;
 	int ret;
@@ -304,6 +308,7 @@ out:
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -319,6 +324,7 @@ MBMPI_ALIAS(Comm_split)
 
 int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret, color = MPI_UNDEFINED;
 
@@ -344,6 +350,7 @@ MBMPI_ALIAS(Comm_split_type)
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_group *g = mbmpi_group(group), *copy;
 	uint32_t ctx;
@@ -394,6 +401,7 @@ void mbmpi_comm_destroy(struct mbmpi_comm *c)
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -434,6 +442,7 @@ int mbmpi_group_cmp(const struct mbmpi_group *a, const struct mbmpi_group *b)
 
 int PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *x, *y;
 	int r;
 
@@ -464,6 +473,7 @@ MBMPI_ALIAS(Comm_compare)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	MBMPI_CHECK_INIT();
@@ -478,6 +488,7 @@ MBMPI_ALIAS(Comm_test_inter)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int *p = NULL;
 
@@ -508,6 +519,7 @@ MBMPI_ALIAS(Comm_get_attr)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	MBMPI_CHECK_INIT();
@@ -522,6 +534,7 @@ MBMPI_ALIAS(Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *len)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	MBMPI_CHECK_INIT();
@@ -548,6 +561,7 @@ static int mbmpi_check_group(MPI_Group h, struct mbmpi_group **out)
 
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g;
 
 	if (mbmpi_check_group(group, &g))
@@ -561,6 +575,7 @@ MBMPI_ALIAS(Group_size)
 
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g;
 
 	if (mbmpi_check_group(group, &g))
@@ -586,6 +601,7 @@ static int mbmpi_group_out(struct mbmpi_group *g, MPI_Group *out)
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g, *ng;
 
 	if (mbmpi_check_group(group, &g))
@@ -610,6 +626,7 @@ MBMPI_ALIAS(Group_incl)
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g, *ng;
 	char *drop;
 	int k = 0;
@@ -678,24 +695,28 @@ static int mbmpi_group_setop(MPI_Group a, MPI_Group b, int which, MPI_Group *out
 
 int PMPI_Group_union(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
+	MBMPI_GUARD();
 	return mbmpi_group_setop(a, b, 0, out);
 }
 MBMPI_ALIAS(Group_union)
 
 int PMPI_Group_intersection(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
+	MBMPI_GUARD();
 	return mbmpi_group_setop(a, b, 1, out);
 }
 MBMPI_ALIAS(Group_intersection)
 
 int PMPI_Group_difference(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
+	MBMPI_GUARD();
 	return mbmpi_group_setop(a, b, 2, out);
 }
 MBMPI_ALIAS(Group_difference)
 
 int PMPI_Group_translate_ranks(MPI_Group a, int n, const int r1[], MPI_Group b, int r2[])
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *x, *y;
 
 	if (mbmpi_check_group(a, &x) || mbmpi_check_group(b, &y))
@@ -721,6 +742,7 @@ MBMPI_ALIAS(Group_translate_ranks)
 
 int PMPI_Group_compare(MPI_Group a, MPI_Group b, int *result)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *x, *y;
 
 	if (mbmpi_check_group(a, &x) || mbmpi_check_group(b, &y))
@@ -734,6 +756,7 @@ MBMPI_ALIAS(Group_compare)
 
 int PMPI_Group_free(MPI_Group *group)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g;
 
 	if (!group || mbmpi_check_group(*group, &g))
@@ -780,6 +803,7 @@ static int mbmpi_range_ranks(const struct mbmpi_group *g, int n, int ranges[][3]
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g;
 	int *r, k, ret;
 
@@ -798,6 +822,7 @@ MBMPI_ALIAS(Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+	MBMPI_GUARD();
 	struct mbmpi_group *g;
 	int *r, k, ret;
 
@@ -815,6 +840,7 @@ MBMPI_ALIAS(Group_range_excl)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (mbmpi_info_check(info))
@@ -830,6 +856,7 @@ MBMPI_ALIAS(Comm_dup_with_info)
  * intercommunicator is duplicated at once. */
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_req *r;
 	int ret;
@@ -865,6 +892,7 @@ MBMPI_ALIAS(Comm_idup)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c, tmp;
 	struct mbmpi_group *g = mbmpi_group(group), *copy;
 	int ret, mine, agreed;

@@ -73,6 +73,7 @@ static int dt_valid(MPI_Datatype t)
 
 int PMPI_Type_get_envelope(MPI_Datatype dt, int *ni, int *na, int *nd, int *combiner)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtargs *a;
 
 	if (dt_valid(dt))
@@ -96,6 +97,7 @@ MBMPI_ALIAS(Type_get_envelope)
 int PMPI_Type_get_contents(MPI_Datatype dt, int max_i, int max_a, int max_d, int ints[],
 			   MPI_Aint aints[], MPI_Datatype types[])
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtargs *a;
 
 	if (dt_valid(dt))
@@ -191,6 +193,7 @@ static int order_index(int order, int ndims, int i)
 int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[],
 			      int order, MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	struct dim_runs *runs;
 	int *g, ret, *ints;
 
@@ -295,6 +298,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
 			    const int dargs[], const int psizes[], int order, MPI_Datatype old,
 			    MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	struct dim_runs *runs = NULL;
 	int *g = NULL, *ints = NULL, *coords = NULL, ret = MPI_SUCCESS, nprocs = 1;
 
@@ -356,6 +360,7 @@ MBMPI_ALIAS(Type_create_darray)
 
 int PMPI_Type_hvector(int count, int blen, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	return PMPI_Type_create_hvector(count, blen, stride, old, newtype);
 }
 MBMPI_ALIAS(Type_hvector)
@@ -363,6 +368,7 @@ MBMPI_ALIAS(Type_hvector)
 int PMPI_Type_hindexed(int count, int blens[], MPI_Aint displs[], MPI_Datatype old,
 		       MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	return PMPI_Type_create_hindexed(count, blens, displs, old, newtype);
 }
 MBMPI_ALIAS(Type_hindexed)
@@ -370,12 +376,14 @@ MBMPI_ALIAS(Type_hindexed)
 int PMPI_Type_struct(int count, int blens[], MPI_Aint displs[], MPI_Datatype types[],
 		     MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	return PMPI_Type_create_struct(count, blens, displs, types, newtype);
 }
 MBMPI_ALIAS(Type_struct)
 
 int PMPI_Type_extent(MPI_Datatype dt, MPI_Aint *extent)
 {
+	MBMPI_GUARD();
 	MPI_Aint lb;
 
 	return PMPI_Type_get_extent(dt, &lb, extent);
@@ -384,6 +392,7 @@ MBMPI_ALIAS(Type_extent)
 
 int PMPI_Type_lb(MPI_Datatype dt, MPI_Aint *lb)
 {
+	MBMPI_GUARD();
 	MPI_Aint ext;
 
 	return PMPI_Type_get_extent(dt, lb, &ext);
@@ -392,6 +401,7 @@ MBMPI_ALIAS(Type_lb)
 
 int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *ub)
 {
+	MBMPI_GUARD();
 	MPI_Aint lb, ext;
 	int ret = PMPI_Type_get_extent(dt, &lb, &ext);
 
@@ -403,6 +413,7 @@ MBMPI_ALIAS(Type_ub)
 
 int PMPI_Address(void *location, MPI_Aint *address)
 {
+	MBMPI_GUARD();
 	return PMPI_Get_address(location, address);
 }
 MBMPI_ALIAS(Address)
@@ -411,6 +422,7 @@ MBMPI_ALIAS(Address)
 
 int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
+	MBMPI_GUARD();
 	MPI_Aint l, e;
 	int ret = PMPI_Type_get_extent(dt, &l, &e);
 
@@ -426,6 +438,7 @@ MBMPI_ALIAS(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
+	MBMPI_GUARD();
 	MPI_Aint l, e;
 	int ret = PMPI_Type_get_true_extent(dt, &l, &e);
 
@@ -441,6 +454,7 @@ MBMPI_ALIAS(Type_get_true_extent_x)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
 {
+	MBMPI_GUARD();
 	int ret = mbmpi_status_set_elements(status, dt, count);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -451,6 +465,7 @@ MBMPI_ALIAS(Status_set_elements_x)
  * COMPLEX kinds a program may declare). */
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *type)
 {
+	MBMPI_GUARD();
 	MPI_Datatype t = MPI_DATATYPE_NULL;
 
 	if (!type)
@@ -542,6 +557,7 @@ static MPI_Datatype f90_real_base(int p, int r, bool cplx)
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	MPI_Datatype b = f90_real_base(p, r, false);
 	int ret;
 
@@ -554,6 +570,7 @@ MBMPI_ALIAS(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	MPI_Datatype b = f90_real_base(p, r, true);
 	int ret;
 
@@ -566,6 +583,7 @@ MBMPI_ALIAS(Type_create_f90_complex)
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	MPI_Datatype b = r <= 2 ? MPI_INT8_T : r <= 4 ? MPI_INT16_T : r <= 9 ? MPI_INT32_T
 		       : r <= 18 ? MPI_INT64_T : MPI_DATATYPE_NULL;
 	int ret;
@@ -670,6 +688,7 @@ static int ext32_check(const char *datarep, int count, MPI_Datatype dt)
 
 int PMPI_Pack_external_size(const char datarep[], int count, MPI_Datatype dt, MPI_Aint *size)
 {
+	MBMPI_GUARD();
 	int ret = ext32_check(datarep, count, dt);
 
 	if (ret)
@@ -684,6 +703,7 @@ MBMPI_ALIAS(Pack_external_size)
 int PMPI_Pack_external(const char datarep[], const void *in, int count, MPI_Datatype dt, void *out,
 		       MPI_Aint outsize, MPI_Aint *pos)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret = ext32_check(datarep, count, dt);
 	size_t need, native;
@@ -711,6 +731,7 @@ MBMPI_ALIAS(Pack_external)
 int PMPI_Unpack_external(const char datarep[], const void *in, MPI_Aint insize, MPI_Aint *pos,
 			 void *out, int count, MPI_Datatype dt)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret = ext32_check(datarep, count, dt);
 	size_t need, native;

@@ -455,6 +455,7 @@ static MPI_Aint *mbmpi_disps(int count)
 
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	MPI_Aint zero = 0;
 
 	int ret;
@@ -489,6 +490,7 @@ static int mbmpi_hvector(int count, int blen, MPI_Aint stride_bytes, MPI_Datatyp
 
 int PMPI_Type_vector(int count, int blen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret, ints[3] = {count, blen, stride};
 
 	if (mbmpi_check_old(old))
@@ -502,6 +504,7 @@ MBMPI_ALIAS(Type_vector)
 int PMPI_Type_create_hvector(int count, int blen, MPI_Aint stride, MPI_Datatype old,
 			     MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret, ints[2] = {count, blen};
 
 	if ((ret = mbmpi_hvector(count, blen, stride, old, newtype)))
@@ -558,6 +561,7 @@ static int mbmpi_dt_record_idx(MPI_Datatype *t, int comb, int count, const int *
 int PMPI_Type_indexed(int count, const int blens[], const int displs[], MPI_Datatype old,
 		      MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (count > 0 && !blens)
@@ -571,6 +575,7 @@ MBMPI_ALIAS(Type_indexed)
 int PMPI_Type_create_hindexed(int count, const int blens[], const MPI_Aint displs[],
 			      MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (count > 0 && !blens)
@@ -584,6 +589,7 @@ MBMPI_ALIAS(Type_create_hindexed)
 int PMPI_Type_create_indexed_block(int count, int blen, const int displs[], MPI_Datatype old,
 				   MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret = mbmpi_indexed(count, NULL, blen, displs, NULL, old, newtype);
 
 	if (ret)
@@ -596,6 +602,7 @@ MBMPI_ALIAS(Type_create_indexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blen, const MPI_Aint displs[], MPI_Datatype old,
 				    MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret = mbmpi_indexed(count, NULL, blen, NULL, displs, old, newtype);
 
 	if (ret)
@@ -608,6 +615,7 @@ MBMPI_ALIAS(Type_create_hindexed_block)
 int PMPI_Type_create_struct(int count, const int blens[], const MPI_Aint displs[],
 			    const MPI_Datatype types[], MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	int ret, *ints;
 
 	if (count > 0 && (!blens || !types))
@@ -658,6 +666,7 @@ static int mbmpi_copy_type(MPI_Datatype old, MPI_Datatype *newtype, struct mbmpi
 
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret = mbmpi_copy_type(old, newtype, &d);
 
@@ -680,6 +689,7 @@ MBMPI_ALIAS(Type_create_resized)
 
 int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 	int ret = mbmpi_copy_type(old, newtype, &d);
 
@@ -701,6 +711,7 @@ MBMPI_ALIAS(Type_dup)
 
 int PMPI_Type_commit(MPI_Datatype *dt)
 {
+	MBMPI_GUARD();
 	if (!dt || mbmpi_check_old(*dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	mbmpi_dt(*dt)->flags |= MBMPI_DT_COMMITTED;
@@ -710,6 +721,7 @@ MBMPI_ALIAS(Type_commit)
 
 int PMPI_Type_free(MPI_Datatype *dt)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (!dt || mbmpi_check_old(*dt) || (mbmpi_dt(*dt)->flags & MBMPI_DT_PREDEF))
@@ -724,6 +736,7 @@ MBMPI_ALIAS(Type_free)
 
 int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
 {
+	MBMPI_GUARD();
 	if (mbmpi_check_old(dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (!lb || !extent)
@@ -736,6 +749,7 @@ MBMPI_ALIAS(Type_get_extent)
 
 int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
 {
+	MBMPI_GUARD();
 	if (mbmpi_check_old(dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (!lb || !extent)
@@ -748,6 +762,7 @@ MBMPI_ALIAS(Type_get_true_extent)
 
 int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size)
 {
+	MBMPI_GUARD();
 	if (mbmpi_check_old(dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (!size)
@@ -759,6 +774,7 @@ MBMPI_ALIAS(Type_size_x)
 
 int PMPI_Type_size(MPI_Datatype dt, int *size)
 {
+	MBMPI_GUARD();
 	MPI_Count n;
 	int ret = PMPI_Type_size_x(dt, &n);
 
@@ -770,6 +786,7 @@ MBMPI_ALIAS(Type_size)
 
 int PMPI_Type_set_name(MPI_Datatype dt, const char *name)
 {
+	MBMPI_GUARD();
 	if (mbmpi_check_old(dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (!name)
@@ -781,6 +798,7 @@ MBMPI_ALIAS(Type_set_name)
 
 int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *len)
 {
+	MBMPI_GUARD();
 	if (mbmpi_check_old(dt))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
 	if (!name || !len)
@@ -814,6 +832,7 @@ static int mbmpi_pack_args(MPI_Comm comm, int count, MPI_Datatype dt, const void
 int PMPI_Pack(const void *in, int incount, MPI_Datatype dt, void *out, int outsize, int *pos,
 	      MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	size_t need;
 	int ret;
@@ -830,6 +849,7 @@ MBMPI_ALIAS(Pack)
 int PMPI_Unpack(const void *in, int insize, int *pos, void *out, int outcount, MPI_Datatype dt,
 		MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	size_t need;
 	int ret;
@@ -845,6 +865,7 @@ MBMPI_ALIAS(Unpack)
 
 int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 

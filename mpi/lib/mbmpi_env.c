@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pmix.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 struct mbmpi_state mbmpi;
+static pthread_t mbmpi_main_thread;
 static pmix_proc_t mbmpi_proc;
 static bool mbmpi_pmix;
 
@@ -162,6 +164,7 @@ static int mbmpi_add_code(int cls, int *out)
 
 int PMPI_Add_error_class(int *errorclass)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (!errorclass)
@@ -174,6 +177,7 @@ MBMPI_ALIAS(Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+	MBMPI_GUARD();
 	struct mbmpi_ucode *u = mbmpi_ucode(errorclass);
 	int ret;
 
@@ -189,6 +193,7 @@ MBMPI_ALIAS(Add_error_code)
 
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+	MBMPI_GUARD();
 	struct mbmpi_ucode *u = mbmpi_ucode(errorcode);
 	char *dup;
 
@@ -205,6 +210,7 @@ MBMPI_ALIAS(Add_error_string)
 
 int PMPI_Error_string(int code, char *string, int *resultlen)
 {
+	MBMPI_GUARD();
 	if (!string || !resultlen)
 		return MPI_ERR_ARG;
 	if (mbmpi_ucode(code)) {
@@ -224,6 +230,7 @@ MBMPI_ALIAS(Error_string)
 
 int PMPI_Error_class(int code, int *cls)
 {
+	MBMPI_GUARD();
 	if (cls && mbmpi_ucode(code)) {
 		*cls = mbmpi_ucode(code)->cls;
 		return MPI_SUCCESS;
@@ -273,6 +280,7 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn)
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret = mbmpi_check_comm(comm, &c);
 
@@ -289,6 +297,7 @@ MBMPI_ALIAS(Comm_set_errhandler)
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret = mbmpi_check_comm(comm, &c);
 
@@ -303,6 +312,7 @@ MBMPI_ALIAS(Comm_get_errhandler)
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	struct mbmpi_errh *h;
 
 	if (!fn || !eh)
@@ -319,6 +329,7 @@ MBMPI_ALIAS(Comm_create_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	if (!eh || *eh == MPI_ERRHANDLER_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	/* Communicators still using it keep it alive. */
@@ -330,6 +341,7 @@ MBMPI_ALIAS(Errhandler_free)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int code)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret = mbmpi_check_comm(comm, &c);
 
@@ -343,18 +355,21 @@ MBMPI_ALIAS(Comm_call_errhandler)
 /* MPI-1 names. */
 int PMPI_Errhandler_create(MPI_Handler_function *fn, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_create_errhandler(fn, eh);
 }
 MBMPI_ALIAS(Errhandler_create)
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_set_errhandler(comm, eh);
 }
 MBMPI_ALIAS(Errhandler_set)
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	int ret = PMPI_Comm_get_errhandler(comm, eh);
 
 	/* MPI-1's get handed out a reference the caller frees. */
@@ -371,12 +386,14 @@ static MPI_Errhandler mbmpi_file_errh = MPI_ERRORS_RETURN;
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn, eh);
 }
 MBMPI_ALIAS(File_create_errhandler)
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
 {
+	MBMPI_GUARD();
 	if (file != MPI_FILE_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_FILE);
 	if (eh == MPI_ERRHANDLER_NULL)
@@ -390,6 +407,7 @@ MBMPI_ALIAS(File_set_errhandler)
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	if (file != MPI_FILE_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_FILE);
 	if (!eh)
@@ -418,6 +436,7 @@ static int mbmpi_file_err(int code, const char *fn)
 
 int PMPI_File_call_errhandler(MPI_File file, int code)
 {
+	MBMPI_GUARD();
 	if (file != MPI_FILE_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_FILE);
 	mbmpi_file_err(code, "MPI_File_call_errhandler");
@@ -427,6 +446,7 @@ MBMPI_ALIAS(File_call_errhandler)
 
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+	MBMPI_GUARD();
 	(void)comm, (void)filename, (void)amode, (void)info;
 	if (fh)
 		*fh = MPI_FILE_NULL;
@@ -436,6 +456,7 @@ MBMPI_ALIAS(File_open)
 
 int PMPI_File_close(MPI_File *fh)
 {
+	MBMPI_GUARD();
 	(void)fh;
 	return mbmpi_file_err(MPI_ERR_FILE, "MPI_File_close");
 }
@@ -443,6 +464,7 @@ MBMPI_ALIAS(File_close)
 
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
+	MBMPI_GUARD();
 	(void)filename, (void)info;
 	return mbmpi_file_err(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_delete");
 }
@@ -452,6 +474,7 @@ MBMPI_ALIAS(File_delete)
 
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (!parent)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -463,6 +486,7 @@ MBMPI_ALIAS(Comm_get_parent)
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
 		    MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
 {
+	MBMPI_GUARD();
 	(void)command, (void)argv, (void)info, (void)root;
 	if (intercomm)
 		*intercomm = MPI_COMM_NULL;
@@ -476,6 +500,7 @@ int PMPI_Comm_spawn_multiple(int count, char *commands[], char **argvs[], const 
 			     const MPI_Info info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
 			     int errcodes[])
 {
+	MBMPI_GUARD();
 	(void)commands, (void)argvs, (void)info, (void)root;
 	if (intercomm)
 		*intercomm = MPI_COMM_NULL;
@@ -488,6 +513,7 @@ MBMPI_ALIAS(Comm_spawn_multiple)
 
 int PMPI_Open_port(MPI_Info info, char *port_name)
 {
+	MBMPI_GUARD();
 	(void)info, (void)port_name;
 	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -495,6 +521,7 @@ MBMPI_ALIAS(Open_port)
 
 int PMPI_Close_port(const char *port_name)
 {
+	MBMPI_GUARD();
 	(void)port_name;
 	return MBMPI_ERR(NULL, MPI_ERR_PORT);
 }
@@ -502,6 +529,7 @@ MBMPI_ALIAS(Close_port)
 
 int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	(void)port_name, (void)info, (void)root, (void)newcomm;
 	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -509,6 +537,7 @@ MBMPI_ALIAS(Comm_accept)
 
 int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	(void)port_name, (void)info, (void)root, (void)newcomm;
 	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -518,6 +547,7 @@ MBMPI_ALIAS(Comm_connect)
  * disconnecting is freeing once pending traffic is done. */
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -532,6 +562,7 @@ MBMPI_ALIAS(Comm_disconnect)
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
+	MBMPI_GUARD();
 	(void)fd;
 	if (intercomm)
 		*intercomm = MPI_COMM_NULL;
@@ -541,6 +572,7 @@ MBMPI_ALIAS(Comm_join)
 
 int PMPI_Publish_name(const char *service, MPI_Info info, const char *port)
 {
+	MBMPI_GUARD();
 	(void)service, (void)info, (void)port;
 	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -548,6 +580,7 @@ MBMPI_ALIAS(Publish_name)
 
 int PMPI_Unpublish_name(const char *service, MPI_Info info, const char *port)
 {
+	MBMPI_GUARD();
 	(void)service, (void)info, (void)port;
 	return MBMPI_ERR(NULL, MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -555,6 +588,7 @@ MBMPI_ALIAS(Unpublish_name)
 
 int PMPI_Lookup_name(const char *service, MPI_Info info, char *port)
 {
+	MBMPI_GUARD();
 	(void)service, (void)info, (void)port;
 	return MBMPI_ERR(NULL, MPI_ERR_NAME);
 }
@@ -564,6 +598,7 @@ MBMPI_ALIAS(Lookup_name)
  * wraps MPI_Pcontrol sees the call. */
 int PMPI_Pcontrol(const int level, ...)
 {
+	MBMPI_GUARD();
 	(void)level;
 	return MPI_SUCCESS;
 }
@@ -728,6 +763,7 @@ static void mbmpi_read_params(void)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	MBMPI_GUARD();
 	fi_addr_t *addrs = NULL;
 	const char *y;
 	int ret, local = 0;
@@ -738,9 +774,10 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		fprintf(stderr, "matchbox mpi: MPI_Init called twice\n");
 		return MPI_ERR_OTHER;
 	}
-	mbmpi.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+	mbmpi.thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
 			     : required < MPI_THREAD_SINGLE   ? MPI_THREAD_SINGLE
 							      : required;
+	mbmpi_main_thread = pthread_self();
 	if (provided)
 		*provided = mbmpi.thread_level;
 	mbmpi_read_params();
@@ -798,12 +835,15 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	if (ret)
 		return ret;
 	mbmpi.initialized = 1;
+	/* From here on every call takes the library lock. */
+	mbmpi_mt = mbmpi.thread_level == MPI_THREAD_MULTIPLE;
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Init_thread)
 
 int PMPI_Init(int *argc, char ***argv)
 {
+	MBMPI_GUARD();
 	int provided;
 	return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
 }
@@ -811,6 +851,7 @@ MBMPI_ALIAS(Init)
 
 int PMPI_Finalize(void)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	MBMPI_CHECK_INIT();
@@ -841,6 +882,7 @@ MBMPI_ALIAS(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
+	MBMPI_GUARD();
 	if (!flag)
 		return MPI_ERR_ARG;
 	*flag = mbmpi.initialized;
@@ -850,6 +892,7 @@ MBMPI_ALIAS(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
+	MBMPI_GUARD();
 	if (!flag)
 		return MPI_ERR_ARG;
 	*flag = mbmpi.finalized;
@@ -859,6 +902,7 @@ MBMPI_ALIAS(Finalized)
 
 int PMPI_Query_thread(int *provided)
 {
+	MBMPI_GUARD();
 	if (!provided)
 		return MPI_ERR_ARG;
 	*provided = mbmpi.thread_level;
@@ -868,15 +912,17 @@ MBMPI_ALIAS(Query_thread)
 
 int PMPI_Is_thread_main(int *flag)
 {
+	MBMPI_GUARD();
 	if (!flag)
 		return MPI_ERR_ARG;
-	*flag = 1; /* at most SERIALIZED: whichever thread calls is allowed to */
+	*flag = pthread_equal(pthread_self(), mbmpi_main_thread);
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Is_thread_main)
 
 int PMPI_Abort(MPI_Comm comm, int code)
 {
+	MBMPI_GUARD();
 	(void)comm; /* aborting a sub-communicator ends the whole job, as allowed */
 	fflush(stdout);
 	fflush(stderr);
@@ -916,6 +962,7 @@ MBMPI_ALIAS(Wtick)
 
 int PMPI_Get_processor_name(char *name, int *len)
 {
+	MBMPI_GUARD();
 	if (!name || !len)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	if (!mbmpi.procname[0] && gethostname(mbmpi.procname, sizeof(mbmpi.procname) - 1))
@@ -927,6 +974,7 @@ MBMPI_ALIAS(Get_processor_name)
 
 int PMPI_Get_version(int *version, int *subversion)
 {
+	MBMPI_GUARD();
 	if (!version || !subversion)
 		return MPI_ERR_ARG;
 	*version = MPI_VERSION;
@@ -937,6 +985,7 @@ MBMPI_ALIAS(Get_version)
 
 int PMPI_Get_library_version(char *version, int *len)
 {
+	MBMPI_GUARD();
 	if (!version || !len)
 		return MPI_ERR_ARG;
 	*len = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
@@ -949,6 +998,7 @@ MBMPI_ALIAS(Get_library_version)
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+	MBMPI_GUARD();
 	void *p;
 
 	(void)info;
@@ -964,6 +1014,7 @@ MBMPI_ALIAS(Alloc_mem)
 
 int PMPI_Free_mem(void *base)
 {
+	MBMPI_GUARD();
 	free(base);
 	return MPI_SUCCESS;
 }
@@ -971,6 +1022,7 @@ MBMPI_ALIAS(Free_mem)
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+	MBMPI_GUARD();
 	if (!address)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	*address = (MPI_Aint)location;
@@ -980,20 +1032,65 @@ MBMPI_ALIAS(Get_address)
 
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+	MBMPI_GUARD();
 	return base + disp;
 }
 MBMPI_ALIAS(Aint_add)
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint a, MPI_Aint b)
 {
+	MBMPI_GUARD();
 	return a - b;
 }
 MBMPI_ALIAS(Aint_diff)
+
+/* ---- The library lock ---- */
+
+bool mbmpi_mt;
+static pthread_mutex_t mbmpi_mt_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int mbmpi_mt_depth; /* this thread's holds of the lock */
+static int mbmpi_mt_waiting;              /* threads blocked on it */
+
+int mbmpi_lock(void)
+{
+	if (mbmpi_mt_depth) {
+		mbmpi_mt_depth++;
+		return 1;
+	}
+	__atomic_add_fetch(&mbmpi_mt_waiting, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&mbmpi_mt_lock);
+	__atomic_sub_fetch(&mbmpi_mt_waiting, 1, __ATOMIC_RELAXED);
+	mbmpi_mt_depth = 1;
+	return 1;
+}
+
+void mbmpi_unlock(void)
+{
+	if (--mbmpi_mt_depth == 0)
+		pthread_mutex_unlock(&mbmpi_mt_lock);
+}
+
+/* A waiting thread lets the others run: the lock goes to whoever is
+ * blocked on it, then comes back at the same depth. */
+static void mbmpi_mt_pause(void)
+{
+	int depth = mbmpi_mt_depth;
+
+	if (!depth || !__atomic_load_n(&mbmpi_mt_waiting, __ATOMIC_RELAXED))
+		return;
+	mbmpi_mt_depth = 0;
+	pthread_mutex_unlock(&mbmpi_mt_lock);
+	sched_yield();
+	mbmpi_lock();
+	mbmpi_mt_depth = depth;
+}
 
 /* ---- Blocking-wait policy ---- */
 
 void mbmpi_idle(int *spins)
 {
+	if (MBMPI_UNLIKELY(mbmpi_mt))
+		mbmpi_mt_pause();
 	if (mbmpi.yield && ++*spins > mbmpi.spin)
 		sched_yield();
 }

@@ -112,11 +112,13 @@ void mbmpi_f2c_fini(void)
 #define F2C_PAIR(T, name, kind)                                 \
 	MPI_Fint PMPI_##name##_c2f(T h)                         \
 	{                                                       \
+		MBMPI_GUARD();                                  \
 		return f_c2f(kind, (void *)h);                  \
 	}                                                       \
 	MBMPI_ALIAS(name##_c2f)                                 \
 	T PMPI_##name##_f2c(MPI_Fint f)                         \
 	{                                                       \
+		MBMPI_GUARD();                                  \
 		return (T)f_f2c(kind, f);                       \
 	}                                                       \
 	MBMPI_ALIAS(name##_f2c)
@@ -135,6 +137,7 @@ F2C_PAIR(MPI_File, File, K_FILE)
 /* A Fortran status is MPI_STATUS_SIZE INTEGERs holding the C status. */
 int PMPI_Status_c2f(const MPI_Status *c, MPI_Fint *f)
 {
+	MBMPI_GUARD();
 	if (!c || !f)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	memcpy(f, c, sizeof(*c));
@@ -144,6 +147,7 @@ MBMPI_ALIAS(Status_c2f)
 
 int PMPI_Status_f2c(const MPI_Fint *f, MPI_Status *c)
 {
+	MBMPI_GUARD();
 	if (!c || !f)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	memcpy(c, f, sizeof(*c));

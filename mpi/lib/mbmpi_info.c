@@ -197,6 +197,7 @@ static int key_check(const char *key)
 
 int PMPI_Info_create(MPI_Info *info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i;
 
 	if (!info)
@@ -210,6 +211,7 @@ MBMPI_ALIAS(Info_create)
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int ret;
 
@@ -227,6 +229,7 @@ MBMPI_ALIAS(Info_set)
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int k, ret;
 
@@ -256,6 +259,7 @@ MBMPI_ALIAS(Info_get)
  * with its terminator out. */
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int k, ret;
 
@@ -285,6 +289,7 @@ MBMPI_ALIAS(Info_get_string)
 
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i;
 	int ret;
 
@@ -303,6 +308,7 @@ MBMPI_ALIAS(Info_create_env)
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int k, ret;
 
@@ -323,6 +329,7 @@ MBMPI_ALIAS(Info_get_valuelen)
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 
 	if (!i)
@@ -337,6 +344,7 @@ MBMPI_ALIAS(Info_get_nkeys)
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 
 	if (!i)
@@ -353,6 +361,7 @@ MBMPI_ALIAS(Info_get_nthkey)
 
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int k, ret;
 
@@ -373,6 +382,7 @@ MBMPI_ALIAS(Info_delete)
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i = info_obj(info);
 	int ret;
 
@@ -389,6 +399,7 @@ MBMPI_ALIAS(Info_dup)
 
 int PMPI_Info_free(MPI_Info *info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_info *i;
 
 	if (!info || !(i = info_obj(*info)) || i == &info_env)
@@ -404,6 +415,7 @@ static const char *const comm_hints[] = {"mpi_assert_no_any_tag", "mpi_assert_no
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_info *i;
 	int ret;
@@ -438,6 +450,7 @@ MBMPI_ALIAS(Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 

@@ -136,6 +136,7 @@ static struct mbmpi_group *group_of(const int *world, int n)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
 			  int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *l, *p = NULL;
 	struct mbmpi_group *rg;
 	int ret, sizes[2], rsize = 0, *rworld;
@@ -204,6 +205,7 @@ int mbmpi_inter_dup(struct mbmpi_comm *c, MPI_Comm *out)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_group *g;
 	int ret, mine[2], theirs[2];
@@ -242,6 +244,7 @@ MBMPI_ALIAS(Intercomm_merge)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -259,6 +262,7 @@ MBMPI_ALIAS(Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 

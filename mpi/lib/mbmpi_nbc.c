@@ -575,6 +575,7 @@ static void b_alltoall(struct nbc_sched *s, const struct blocks *b)
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	NBC_BEGIN(comm, c, req);
@@ -586,6 +587,7 @@ MBMPI_ALIAS(Ibarrier)
 
 int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	NBC_BEGIN(comm, c, req);
@@ -602,6 +604,7 @@ MBMPI_ALIAS(Ibcast)
 int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
 		 MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	NBC_BEGIN(comm, c, req);
@@ -670,6 +673,7 @@ int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req)
 int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 		    MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
 	NBC_BEGIN(comm, c, req);
@@ -742,6 +746,7 @@ static int c_gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, 
 int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
 		 int root, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return c_gatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, root, comm, req, false);
 }
 MBMPI_ALIAS(Igather)
@@ -749,6 +754,7 @@ MBMPI_ALIAS(Igather)
 int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
 		  const int displs[], MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c = mbmpi_comm(comm);
 
 	/* Only the root reads the arrays. */
@@ -762,6 +768,7 @@ MBMPI_ALIAS(Igatherv)
 int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return c_gatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, root, comm, req, true);
 }
 MBMPI_ALIAS(Iscatter)
@@ -769,6 +776,7 @@ MBMPI_ALIAS(Iscatter)
 int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
 		   void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c = mbmpi_comm(comm);
 
 	if (c && c->refs > 0 && c->rank == root && !scounts)
@@ -840,6 +848,7 @@ static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return c_allgatherv(sbuf, scount, st, rbuf, NULL, NULL, rcount, rt, comm, req);
 }
 MBMPI_ALIAS(Iallgather)
@@ -847,6 +856,7 @@ MBMPI_ALIAS(Iallgather)
 int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
 		     const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!rcounts)
 		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_ARG);
 	return c_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, 0, rt, comm, req);
@@ -964,6 +974,7 @@ out:
 int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		   MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
 			      .st = st, .rt = rt };
 
@@ -980,6 +991,7 @@ int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], 
 		    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm,
 		    MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .rcounts = rcounts,
 			      .sdispls = sdispls, .rdispls = rdispls, .st = st, .rt = rt };
 
@@ -993,6 +1005,7 @@ int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 		    const MPI_Datatype sts[], void *rbuf, const int rcounts[], const int rdispls[],
 		    const MPI_Datatype rts[], MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct a2a_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .rcounts = rcounts,
 			      .sdispls = sdispls, .rdispls = rdispls, .byte_displs = true,
 			      .sts = sts, .rts = rts };
@@ -1012,6 +1025,7 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], c
 		   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rts[],
 		   MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	MPI_Request r;
 	struct mbmpi_comm *c = mbmpi_comm(comm);
 
@@ -1031,6 +1045,7 @@ MBMPI_ALIAS(Alltoallw)
 int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
 			 MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_dtype *d;
 	size_t total = 0;
@@ -1081,6 +1096,7 @@ MBMPI_ALIAS(Ireduce_scatter)
 int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
 			       MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int *counts, ret;
 
@@ -1115,6 +1131,7 @@ static int c_iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 	       MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return c_iscan(sbuf, rbuf, count, dt, op, comm, req, false);
 }
 MBMPI_ALIAS(Iscan)
@@ -1122,6 +1139,7 @@ MBMPI_ALIAS(Iscan)
 int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 		 MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return c_iscan(sbuf, rbuf, count, dt, op, comm, req, true);
 }
 MBMPI_ALIAS(Iexscan)
@@ -1225,6 +1243,7 @@ static int c_neighbor_wait(const struct nbr_args *a, MPI_Comm comm)
 int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 			     MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
 			      .rcount = rcount, .st = st, .rt = rt };
 
@@ -1235,6 +1254,7 @@ MBMPI_ALIAS(Ineighbor_allgather)
 int PMPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 			    MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
 			      .rcount = rcount, .st = st, .rt = rt };
 
@@ -1246,6 +1266,7 @@ int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, voi
 			      const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm,
 			      MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
 			      .rcounts = rcounts, .rdispls = displs, .st = st, .rt = rt };
 
@@ -1258,6 +1279,7 @@ MBMPI_ALIAS(Ineighbor_allgatherv)
 int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 			     const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .gather = true, .scount = scount,
 			      .rcounts = rcounts, .rdispls = displs, .st = st, .rt = rt };
 
@@ -1270,6 +1292,7 @@ MBMPI_ALIAS(Neighbor_allgatherv)
 int PMPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 			    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
 			      .st = st, .rt = rt };
 
@@ -1280,6 +1303,7 @@ MBMPI_ALIAS(Ineighbor_alltoall)
 int PMPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 			   MPI_Datatype rt, MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount,
 			      .st = st, .rt = rt };
 
@@ -1291,6 +1315,7 @@ int PMPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sd
 			     MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
 			     MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sdispls = sdispls,
 			      .rcounts = rcounts, .rdispls = rdispls, .st = st, .rt = rt };
 
@@ -1304,6 +1329,7 @@ int PMPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdi
 			    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
 			    MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sdispls = sdispls,
 			      .rcounts = rcounts, .rdispls = rdispls, .st = st, .rt = rt };
 
@@ -1318,6 +1344,7 @@ int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ai
 			     const MPI_Aint rdispls[], const MPI_Datatype rts[], MPI_Comm comm,
 			     MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sbytes = sdispls,
 			      .sts = sts, .rcounts = rcounts, .rbytes = rdispls, .rts = rts };
 
@@ -1331,6 +1358,7 @@ int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
 			    const MPI_Datatype sts[], void *rbuf, const int rcounts[],
 			    const MPI_Aint rdispls[], const MPI_Datatype rts[], MPI_Comm comm)
 {
+	MBMPI_GUARD();
 	struct nbr_args a = { .sbuf = sbuf, .rbuf = rbuf, .scounts = scounts, .sbytes = sdispls,
 			      .sts = sts, .rcounts = rcounts, .rbytes = rdispls, .rts = rts };
 

@@ -274,6 +274,7 @@ void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Da
 
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 {
+	MBMPI_GUARD();
 	struct mbmpi_op *o;
 
 	if (!fn || !op)
@@ -290,6 +291,7 @@ MBMPI_ALIAS(Op_create)
 
 int PMPI_Op_free(MPI_Op *op)
 {
+	MBMPI_GUARD();
 	if (!op || *op == MPI_OP_NULL || mbmpi_op(*op)->predef ||
 	    (uintptr_t)*op < MBMPI_NUM_PREDEF_OPS)
 		return MBMPI_ERR(NULL, MPI_ERR_OP);
@@ -301,6 +303,7 @@ MBMPI_ALIAS(Op_free)
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+	MBMPI_GUARD();
 	mbmpi_ops_init();
 	if (op == MPI_OP_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_OP);
@@ -313,6 +316,7 @@ MBMPI_ALIAS(Op_commutative)
 
 int PMPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype dt, MPI_Op op)
 {
+	MBMPI_GUARD();
 	int ret;
 
 	if (count < 0)

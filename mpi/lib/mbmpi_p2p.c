@@ -404,6 +404,7 @@ static struct mbmpi_comm *mbmpi_req_comm(MPI_Request r)
 
 int PMPI_Wait(MPI_Request *h, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int err;
 
@@ -424,6 +425,7 @@ MBMPI_ALIAS(Wait)
 
 int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int err;
 
@@ -449,6 +451,7 @@ MBMPI_ALIAS(Test)
 
 int PMPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (!flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -472,6 +475,7 @@ MBMPI_ALIAS(Request_get_status)
 int PMPI_Grequest_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
 			MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_req *r;
 
 	MBMPI_CHECK_INIT();
@@ -490,6 +494,7 @@ MBMPI_ALIAS(Grequest_start)
 
 int PMPI_Grequest_complete(MPI_Request req)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (req == MPI_REQUEST_NULL || req->kind != MBMPI_REQ_GREQ || req->complete)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
@@ -555,6 +560,7 @@ static int mbmpi_retire_all(int n, MPI_Request *hs, MPI_Status *sts)
 
 int PMPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
 {
+	MBMPI_GUARD();
 	int spins = 0;
 	bool all;
 
@@ -575,6 +581,7 @@ MBMPI_ALIAS(Waitall)
 
 int PMPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (n < 0 || (n && !hs) || !flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -636,12 +643,14 @@ static int mbmpi_anyone(int n, MPI_Request hs[], int *index, int *flag, MPI_Stat
 
 int PMPI_Waitany(int n, MPI_Request hs[], int *index, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	return mbmpi_anyone(n, hs, index, NULL, st, true);
 }
 MBMPI_ALIAS(Waitany)
 
 int PMPI_Testany(int n, MPI_Request hs[], int *index, int *flag, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	if (!flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	return mbmpi_anyone(n, hs, index, flag, st, false);
@@ -670,12 +679,14 @@ static int mbmpi_some(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Sta
 
 int PMPI_Waitsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status sts[])
 {
+	MBMPI_GUARD();
 	return mbmpi_some(n, hs, outcount, idx, sts, true);
 }
 MBMPI_ALIAS(Waitsome)
 
 int PMPI_Testsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status sts[])
 {
+	MBMPI_GUARD();
 	return mbmpi_some(n, hs, outcount, idx, sts, false);
 }
 MBMPI_ALIAS(Testsome)
@@ -684,6 +695,7 @@ MBMPI_ALIAS(Testsome)
 
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (size < 0 || (!buffer && size))
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -707,6 +719,7 @@ int mbmpi_bsend_detach_wait(void)
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (!buffer_addr || !size)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -825,6 +838,7 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 	int PMPI_##name(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
 			MPI_Comm comm reqarg)                                                   \
 	{                                                                                       \
+		MBMPI_GUARD();                                                                  \
 		return mbmpi_send_common(buf, count, dt, dest, tag, comm, mode, reqval, pers);  \
 	}                                                                                       \
 	MBMPI_ALIAS(name)
@@ -879,12 +893,14 @@ static int mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	return mbmpi_recv_common(buf, count, dt, src, tag, comm, NULL, st, false);
 }
 MBMPI_ALIAS(Recv)
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!req)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	return mbmpi_recv_common(buf, count, dt, src, tag, comm, req, MPI_STATUS_IGNORE, false);
@@ -894,12 +910,14 @@ MBMPI_ALIAS(Irecv)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		   MPI_Request *req)
 {
+	MBMPI_GUARD();
 	return mbmpi_recv_common(buf, count, dt, src, tag, comm, req, MPI_STATUS_IGNORE, true);
 }
 MBMPI_ALIAS(Recv_init)
 
 int PMPI_Start(MPI_Request *h)
 {
+	MBMPI_GUARD();
 	struct mbmpi_req *r;
 	int ret;
 
@@ -928,6 +946,7 @@ MBMPI_ALIAS(Start)
 
 int PMPI_Startall(int n, MPI_Request hs[])
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (n < 0 || (n && !hs))
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
@@ -945,6 +964,7 @@ MBMPI_ALIAS(Startall)
 
 int PMPI_Request_free(MPI_Request *h)
 {
+	MBMPI_GUARD();
 	struct mbmpi_req *r;
 
 	MBMPI_CHECK_INIT();
@@ -964,6 +984,7 @@ MBMPI_ALIAS(Request_free)
 
 int PMPI_Cancel(MPI_Request *h)
 {
+	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
 	if (!h || *h == MPI_REQUEST_NULL)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
@@ -981,6 +1002,7 @@ MBMPI_ALIAS(Cancel)
 
 int PMPI_Test_cancelled(const MPI_Status *st, int *flag)
 {
+	MBMPI_GUARD();
 	if (!st || !flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	*flag = st->mbmpi_cancelled;
@@ -991,6 +1013,7 @@ MBMPI_ALIAS(Test_cancelled)
 int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
 		  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	struct mbmpi_req *rr, *sr;
 	struct mbmpi_comm *c;
 	int ret, e1, e2;
@@ -1017,6 +1040,7 @@ MBMPI_ALIAS(Sendrecv)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src,
 			  int rtag, MPI_Comm comm, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_dtype *d;
 	struct mbmpi_req *rr, *sr;
@@ -1105,12 +1129,14 @@ static int mbmpi_probe_common(int src, int tag, MPI_Comm comm, int *flag, MPI_Me
 
 int PMPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	return mbmpi_probe_common(src, tag, comm, NULL, NULL, st, true);
 }
 MBMPI_ALIAS(Probe)
 
 int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	if (!flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	return mbmpi_probe_common(src, tag, comm, flag, NULL, st, false);
@@ -1119,6 +1145,7 @@ MBMPI_ALIAS(Iprobe)
 
 int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	if (!msg)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	return mbmpi_probe_common(src, tag, comm, NULL, msg, st, true);
@@ -1127,6 +1154,7 @@ MBMPI_ALIAS(Mprobe)
 
 int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	if (!msg || !flag)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	return mbmpi_probe_common(src, tag, comm, flag, msg, st, false);
@@ -1135,6 +1163,7 @@ MBMPI_ALIAS(Improbe)
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	struct mbmpi_msg *m;
 	struct mbmpi_req *r;
 	int ret;
@@ -1174,6 +1203,7 @@ MBMPI_ALIAS(Imrecv)
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st)
 {
+	MBMPI_GUARD();
 	MPI_Request r;
 	struct mbmpi_comm *c = msg && *msg && *msg != MPI_MESSAGE_NO_PROC ? (*msg)->comm : NULL;
 	int ret = PMPI_Imrecv(buf, count, dt, msg, &r);
@@ -1189,6 +1219,7 @@ MBMPI_ALIAS(Mrecv)
 
 int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
+	MBMPI_GUARD();
 	struct mbmpi_dtype *d;
 
 	if (!st || !count)
@@ -1208,6 +1239,7 @@ MBMPI_ALIAS(Get_count)
 
 int PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
 {
+	MBMPI_GUARD();
 	bool exact;
 	size_t n;
 
@@ -1223,6 +1255,7 @@ MBMPI_ALIAS(Get_elements_x)
 
 int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
+	MBMPI_GUARD();
 	MPI_Count n;
 	int ret = PMPI_Get_elements_x(st, dt, &n);
 
@@ -1265,6 +1298,7 @@ int mbmpi_status_set_elements(MPI_Status *st, MPI_Datatype dt, MPI_Count count)
 
 int PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
 {
+	MBMPI_GUARD();
 	int ret = mbmpi_status_set_elements(st, dt, count);
 
 	return ret ? MBMPI_ERR(NULL, ret) : MPI_SUCCESS;
@@ -1273,6 +1307,7 @@ MBMPI_ALIAS(Status_set_elements)
 
 int PMPI_Status_set_cancelled(MPI_Status *st, int flag)
 {
+	MBMPI_GUARD();
 	if (!st)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	st->mbmpi_cancelled = flag != 0;

@@ -157,6 +157,7 @@ static void dims_search(const int *divs, int ndivs, int n, int k, int maxf, int 
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+	MBMPI_GUARD();
 	long fixed = 1;
 	int nfree = 0, rest;
 
@@ -312,6 +313,7 @@ static int topo_comm(struct mbmpi_comm *c, int n, struct mbmpi_topo *t, MPI_Comm
 int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
 		     MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_topo *t;
 	long n = 1;
@@ -355,6 +357,7 @@ MBMPI_ALIAS(Cart_create)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_CART, c, t);
 	if (rank < 0 || rank >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_RANK);
@@ -367,6 +370,7 @@ MBMPI_ALIAS(Cart_coords)
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_CART, c, t);
 	if (!rank || (t->ndims && !coords))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -380,6 +384,7 @@ MBMPI_ALIAS(Cart_rank)
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *src, int *dst)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_CART, c, t);
 	if (direction < 0 || direction >= t->ndims || !src || !dst)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -390,6 +395,7 @@ MBMPI_ALIAS(Cart_shift)
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_CART, c, t);
 	if (maxdims < t->ndims || (t->ndims && (!dims || !periods || !coords)))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -404,6 +410,7 @@ MBMPI_ALIAS(Cart_get)
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_CART, c, t);
 	if (!ndims)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -416,6 +423,7 @@ MBMPI_ALIAS(Cartdim_get)
  * as a grid of the kept ones. */
 int PMPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_topo *n;
 	int color = 0, key = 0, k = 0;
 
@@ -461,6 +469,7 @@ MBMPI_ALIAS(Cart_sub)
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	long n = 1;
 	int ret;
@@ -504,6 +513,7 @@ static int graph_lists(struct mbmpi_topo *t, int rank)
 int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
 		      MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	struct mbmpi_topo *t;
 	int ret, nedges;
@@ -542,6 +552,7 @@ MBMPI_ALIAS(Graph_create)
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_GRAPH, c, t);
 	if (!nnodes || !nedges)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -553,6 +564,7 @@ MBMPI_ALIAS(Graphdims_get)
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_GRAPH, c, t);
 	if ((maxindex && !index) || (maxedges && !edges) || maxindex < 0 || maxedges < 0)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -566,6 +578,7 @@ MBMPI_ALIAS(Graph_get)
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *n)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_GRAPH, c, t);
 	if (rank < 0 || rank >= t->nnodes)
 		return MBMPI_ERR(c, MPI_ERR_RANK);
@@ -578,6 +591,7 @@ MBMPI_ALIAS(Graph_neighbors_count)
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int max, int neighbors[])
 {
+	MBMPI_GUARD();
 	int lo;
 
 	TOPO_BEGIN(comm, MPI_GRAPH, c, t);
@@ -594,6 +608,7 @@ MBMPI_ALIAS(Graph_neighbors)
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -667,6 +682,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int nin, const int in[], cons
 				    const int out[], const int outw[], MPI_Info info, int reorder,
 				    MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -697,6 +713,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
 			   const int dests[], const int weights[], MPI_Info info, int reorder,
 			   MPI_Comm *newcomm)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int *scount = NULL, *rcount = NULL, *sdisp = NULL, *rdisp = NULL, *sbuf = NULL, *rbuf = NULL;
 	int *in = NULL, *out = NULL, *inw = NULL, *outw = NULL, nin = 0, nout = 0, total = 0, ret, p;
@@ -807,6 +824,7 @@ MBMPI_ALIAS(Dist_graph_create)
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *nin, int *nout, int *weighted)
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_DIST_GRAPH, c, t);
 	if (!nin || !nout || !weighted)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -820,6 +838,7 @@ MBMPI_ALIAS(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxin, int in[], int inw[], int maxout, int out[],
 			      int outw[])
 {
+	MBMPI_GUARD();
 	TOPO_BEGIN(comm, MPI_DIST_GRAPH, c, t);
 	if (maxin < 0 || maxout < 0 || (maxin && !in) || (maxout && !out))
 		return MBMPI_ERR(c, MPI_ERR_ARG);
@@ -839,6 +858,7 @@ MBMPI_ALIAS(Dist_graph_neighbors)
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 

@@ -634,6 +634,7 @@ static int c_acc(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_
 int PMPI_Put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
 	     MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_put(o, oc, ot, t, disp, tc, tt, win, NULL);
 }
 MBMPI_ALIAS(Put)
@@ -641,6 +642,7 @@ MBMPI_ALIAS(Put)
 int PMPI_Rput(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
 	      MPI_Win win, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!req)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	return c_put(o, oc, ot, t, disp, tc, tt, win, req);
@@ -650,6 +652,7 @@ MBMPI_ALIAS(Rput)
 int PMPI_Get(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
 	     MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_get(o, oc, ot, t, disp, tc, tt, win, NULL);
 }
 MBMPI_ALIAS(Get)
@@ -657,6 +660,7 @@ MBMPI_ALIAS(Get)
 int PMPI_Rget(void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc, MPI_Datatype tt,
 	      MPI_Win win, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!req)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	return c_get(o, oc, ot, t, disp, tc, tt, win, req);
@@ -666,6 +670,7 @@ MBMPI_ALIAS(Rget)
 int PMPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc,
 		    MPI_Datatype tt, MPI_Op op, MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_acc(o, oc, ot, NULL, 0, MPI_DATATYPE_NULL, t, disp, tc, tt, op, win, NULL, false);
 }
 MBMPI_ALIAS(Accumulate)
@@ -673,6 +678,7 @@ MBMPI_ALIAS(Accumulate)
 int PMPI_Raccumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint disp, int tc,
 		     MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!req)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	return c_acc(o, oc, ot, NULL, 0, MPI_DATATYPE_NULL, t, disp, tc, tt, op, win, req, false);
@@ -682,6 +688,7 @@ MBMPI_ALIAS(Raccumulate)
 int PMPI_Get_accumulate(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_Datatype rt,
 			int t, MPI_Aint disp, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_acc(o, oc, ot, res, rc, rt, t, disp, tc, tt, op, win, NULL, true);
 }
 MBMPI_ALIAS(Get_accumulate)
@@ -690,6 +697,7 @@ int PMPI_Rget_accumulate(const void *o, int oc, MPI_Datatype ot, void *res, int 
 			 int t, MPI_Aint disp, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win win,
 			 MPI_Request *req)
 {
+	MBMPI_GUARD();
 	if (!req)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	return c_acc(o, oc, ot, res, rc, rt, t, disp, tc, tt, op, win, req, true);
@@ -699,6 +707,7 @@ MBMPI_ALIAS(Rget_accumulate)
 int PMPI_Fetch_and_op(const void *o, void *res, MPI_Datatype dt, int t, MPI_Aint disp, MPI_Op op,
 		      MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_acc(o, 1, dt, res, 1, dt, t, disp, 1, dt, op, win, NULL, true);
 }
 MBMPI_ALIAS(Fetch_and_op)
@@ -706,6 +715,7 @@ MBMPI_ALIAS(Fetch_and_op)
 int PMPI_Compare_and_swap(const void *o, const void *cmp, void *res, MPI_Datatype dt, int t,
 			  MPI_Aint disp, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct xfer x = { .kind = MBMPI_RMA_CSWAP, .obuf = (void *)o, .rbuf = res, .cmp = cmp,
 			  .t = t, .disp = disp };
 
@@ -794,6 +804,7 @@ fail:
 
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+	MBMPI_GUARD();
 	(void)info;
 	if (size > 0 && !base)
 		return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_BASE);
@@ -922,6 +933,7 @@ static int win_shared(MPI_Aint size, int disp_unit, MPI_Comm comm, void *baseptr
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
 		      MPI_Win *win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	void *p = NULL;
 	int ret;
@@ -957,6 +969,7 @@ MBMPI_ALIAS(Win_allocate)
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
 			     MPI_Win *win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -980,6 +993,7 @@ MBMPI_ALIAS(Win_allocate_shared)
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1005,6 +1019,7 @@ MBMPI_ALIAS(Win_shared_query)
 
 int PMPI_Win_free(MPI_Win *win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 	MPI_Comm c;
 
@@ -1052,6 +1067,7 @@ MBMPI_ALIAS(Win_free)
  * mentioning them link, and say so. */
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+	MBMPI_GUARD();
 	(void)info, (void)win;
 	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
 }
@@ -1059,6 +1075,7 @@ MBMPI_ALIAS(Win_create_dynamic)
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	(void)base, (void)size;
@@ -1069,6 +1086,7 @@ MBMPI_ALIAS(Win_attach)
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	(void)base;
@@ -1081,6 +1099,7 @@ MBMPI_ALIAS(Win_detach)
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1090,6 +1109,7 @@ MBMPI_ALIAS(Win_get_group)
 
 int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1122,6 +1142,7 @@ MBMPI_ALIAS(Win_get_attr)
 
 int PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1133,6 +1154,7 @@ MBMPI_ALIAS(Win_set_attr)
 
 int PMPI_Win_delete_attr(MPI_Win win, int keyval)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1144,6 +1166,7 @@ MBMPI_ALIAS(Win_delete_attr)
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 	struct mbmpi_info *i;
 
@@ -1160,6 +1183,7 @@ MBMPI_ALIAS(Win_set_info)
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1173,6 +1197,7 @@ MBMPI_ALIAS(Win_get_info)
 
 int PMPI_Win_set_name(MPI_Win win, const char *name)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1185,6 +1210,7 @@ MBMPI_ALIAS(Win_set_name)
 
 int PMPI_Win_get_name(MPI_Win win, char *name, int *len)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1197,12 +1223,14 @@ MBMPI_ALIAS(Win_get_name)
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn, eh);
 }
 MBMPI_ALIAS(Win_create_errhandler)
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler eh)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1212,6 +1240,7 @@ MBMPI_ALIAS(Win_set_errhandler)
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1221,6 +1250,7 @@ MBMPI_ALIAS(Win_get_errhandler)
 
 int PMPI_Win_call_errhandler(MPI_Win win, int code)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1233,6 +1263,7 @@ MBMPI_ALIAS(Win_call_errhandler)
 
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1322,6 +1353,7 @@ static int lock_drop(struct mbmpi_win *w, int t, bool excl)
 
 int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1344,6 +1376,7 @@ MBMPI_ALIAS(Win_lock)
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 	int e;
 
@@ -1364,6 +1397,7 @@ MBMPI_ALIAS(Win_unlock)
 
 int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1389,6 +1423,7 @@ MBMPI_ALIAS(Win_lock_all)
 
 int PMPI_Win_unlock_all(MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1432,30 +1467,35 @@ static int c_flush(int rank, MPI_Win win, bool all)
  * operation once it is done at the target. */
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_flush(rank, win, false);
 }
 MBMPI_ALIAS(Win_flush)
 
 int PMPI_Win_flush_all(MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_flush(0, win, true);
 }
 MBMPI_ALIAS(Win_flush_all)
 
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_flush(rank, win, false);
 }
 MBMPI_ALIAS(Win_flush_local)
 
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
+	MBMPI_GUARD();
 	return c_flush(0, win, true);
 }
 MBMPI_ALIAS(Win_flush_local_all)
 
 int PMPI_Win_sync(MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1496,6 +1536,7 @@ static int group_ranks(struct mbmpi_win *w, MPI_Group group, int **out, int *n)
 
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 	int *ranks = NULL, n = 0;
 
@@ -1529,6 +1570,7 @@ MBMPI_ALIAS(Win_post)
 
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 	int *ranks = NULL, n = 0;
 
@@ -1557,6 +1599,7 @@ MBMPI_ALIAS(Win_start)
 
 int PMPI_Win_complete(MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1602,6 +1645,7 @@ static int post_end(struct mbmpi_win *w, bool block, int *flag)
 
 int PMPI_Win_wait(MPI_Win win)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);
@@ -1613,6 +1657,7 @@ MBMPI_ALIAS(Win_wait)
 
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
+	MBMPI_GUARD();
 	struct mbmpi_win *w;
 
 	WIN_BEGIN(win, w);

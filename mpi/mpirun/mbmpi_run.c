@@ -79,7 +79,7 @@ static pmix_status_t on_connected(const pmix_proc_t *proc, void *obj, pmix_op_cb
 
 	(void)obj; (void)cb; (void)cbdata;
 	if (r >= 0)
-		job.r[r].connected = true;
+		__atomic_store_n(&job.r[r].connected, true, __ATOMIC_RELEASE);
 	return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -90,7 +90,7 @@ static pmix_status_t on_finalized(const pmix_proc_t *proc, void *obj, pmix_op_cb
 
 	(void)obj; (void)cb; (void)cbdata;
 	if (r >= 0)
-		job.r[r].finalized = true;
+		__atomic_store_n(&job.r[r].finalized, true, __ATOMIC_RELEASE);
 	return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -325,7 +325,8 @@ static int reap(int *first_bad, const char **why, int *who)
 			*first_bad = r->status;
 			*why = "non-zero exit";
 			*who = i;
-		} else if (r->connected && !r->finalized) {
+		} else if (__atomic_load_n(&r->connected, __ATOMIC_ACQUIRE) &&
+			   !__atomic_load_n(&r->finalized, __ATOMIC_ACQUIRE)) {
 			*first_bad = 1;
 			*why = "exited without finalizing";
 			*who = i;
@@ -541,7 +542,7 @@ int main(int argc, char **argv)
 			struct rank *r = &job.r[i];
 			int left;
 
-			if (!r->done || r->status || !r->finalized)
+			if (!r->done || r->status || !__atomic_load_n(&r->finalized, __ATOMIC_ACQUIRE))
 				continue;
 			left = mbu_shm_reap_pid(prefix, (long)r->pid);
 			if (left)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "mbx_match.h"
+#include "mbu_match.h"
 
 enum mode { POSTED, UNEXP, UNEXP_ANYSRC };
 
@@ -21,7 +21,7 @@ static double now(void)
 
 /* Entry k stands for source k % 64 and tag k / 64; pick entries at random,
  * match, take out and put back, so the queue length stays n. */
-static double time_one(enum mode mode, struct mbx_posted *pq, struct mbx_unexp *uq, int n,
+static double time_one(enum mode mode, struct mbu_posted *pq, struct mbu_unexp *uq, int n,
 		       int reps)
 {
 	volatile uintptr_t sink = 0;
@@ -30,7 +30,7 @@ static double time_one(enum mode mode, struct mbx_posted *pq, struct mbx_unexp *
 
 	for (int i = 0; i < reps; i++) {
 		uint64_t src, tag;
-		struct mbx_mentry *m;
+		struct mbu_mentry *m;
 		int k;
 
 		x = x * 1103515245u + 12345u;
@@ -38,13 +38,13 @@ static double time_one(enum mode mode, struct mbx_posted *pq, struct mbx_unexp *
 		src = (uint64_t)(k % 64);
 		tag = (uint64_t)(k / 64);
 		if (mode == POSTED) {
-			m = mbx_posted_match(pq, src, tag);
-			mbx_posted_remove(pq, m);
-			mbx_posted_insert(pq, m, src, tag, 0);
+			m = mbu_posted_match(pq, src, tag);
+			mbu_posted_remove(pq, m);
+			mbu_posted_insert(pq, m, src, tag, 0);
 		} else {
-			m = mbx_unexp_match(uq, mode == UNEXP ? src : MBX_SRC_ANY, tag, 0);
-			mbx_unexp_remove(uq, m);
-			mbx_unexp_insert(uq, m, m->src, m->tag);
+			m = mbu_unexp_match(uq, mode == UNEXP ? src : MBU_SRC_ANY, tag, 0);
+			mbu_unexp_remove(uq, m);
+			mbu_unexp_insert(uq, m, m->src, m->tag);
 		}
 		sink += (uintptr_t)m;
 	}
@@ -60,24 +60,24 @@ int main(void)
 	printf("%-10s %14s %14s %16s\n", "entries", "posted_ns", "unexp_ns", "unexp_anysrc_ns");
 	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 		int n = lens[li], i;
-		struct mbx_mentry *pe = calloc((size_t)n, sizeof(*pe));
-		struct mbx_mentry *ue = calloc((size_t)n, sizeof(*ue));
-		struct mbx_posted pq;
-		struct mbx_unexp uq;
+		struct mbu_mentry *pe = calloc((size_t)n, sizeof(*pe));
+		struct mbu_mentry *ue = calloc((size_t)n, sizeof(*ue));
+		struct mbu_posted pq;
+		struct mbu_unexp uq;
 		double posted, unexp, anysrc;
 
-		mbx_posted_init(&pq);
-		mbx_unexp_init(&uq);
+		mbu_posted_init(&pq);
+		mbu_unexp_init(&uq);
 		for (i = 0; i < n; i++) {
-			mbx_posted_insert(&pq, &pe[i], (uint64_t)(i % 64), (uint64_t)(i / 64), 0);
-			mbx_unexp_insert(&uq, &ue[i], (uint64_t)(i % 64), (uint64_t)(i / 64));
+			mbu_posted_insert(&pq, &pe[i], (uint64_t)(i % 64), (uint64_t)(i / 64), 0);
+			mbu_unexp_insert(&uq, &ue[i], (uint64_t)(i % 64), (uint64_t)(i / 64));
 		}
 		posted = time_one(POSTED, &pq, &uq, n, reps);
 		unexp = time_one(UNEXP, &pq, &uq, n, reps);
 		anysrc = time_one(UNEXP_ANYSRC, &pq, &uq, n, reps);
 		printf("%-10d %14.1f %14.1f %16.1f\n", n, posted, unexp, anysrc);
-		mbx_posted_fini(&pq);
-		mbx_unexp_fini(&uq);
+		mbu_posted_fini(&pq);
+		mbu_unexp_fini(&uq);
 		free(pe);
 		free(ue);
 	}

@@ -34,7 +34,7 @@
 #include "mbu_pool.h"
 #include "mbu_qmap.h"
 #include "mbu_ring.h"
-#include "mbx_match.h"
+#include "mbu_match.h"
 #include "mbx_proto.h"
 #include "rdma/fi_ext_matchbox.h"
 
@@ -495,7 +495,7 @@ struct mbx_tx {
 
 /* A posted receive, or a large receive in progress. */
 struct mbx_rx {
-	struct mbx_mentry m;
+	struct mbu_mentry m;
 	struct mbu_dlist link;
 	void *context;
 	uint64_t flags;		/* FI_RECV|FI_TAGGED|FI_MSG (+FI_MULTI_RECV) */
@@ -526,7 +526,7 @@ struct mbx_rx {
 
 /* A message that arrived before its receive (or claimed by FI_PEEK|FI_CLAIM). */
 struct mbx_ux {
-	struct mbx_mentry m;
+	struct mbu_mentry m;
 	struct mbx_peer *peer;
 	fi_addr_t src;
 	uint8_t op, wflags;
@@ -580,8 +580,8 @@ struct mbx_ep {
 	size_t fiaddr_cap;
 	uint64_t fiaddr_gen;
 	/* matching */
-	struct mbx_posted tposted, mposted;
-	struct mbx_unexp tunexp, munexp;
+	struct mbu_posted tposted, mposted;
+	struct mbu_unexp tunexp, munexp;
 	uint64_t ux_gen;		/* AV generation the queued sources were resolved at */
 	size_t peers_lost;		/* peers with `lost` set (receives aimed at them fail) */
 	/* resources */

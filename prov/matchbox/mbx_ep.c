@@ -113,26 +113,26 @@ static int attach(struct mbx_ep **eps, int *n, struct mbx_ep *ep)
 	return 0;
 }
 
-static void cancel_all_posted(struct mbx_ep *ep, struct mbx_posted *q)
+static void cancel_all_posted(struct mbx_ep *ep, struct mbu_posted *q)
 {
 	struct mbu_dlist *it, *tmp;
 
 	mbu_dlist_foreach_safe(&q->all, it, tmp) {
-		struct mbx_rx *rx = mbu_container_of(mbx_posted_entry_of_all(it), struct mbx_rx, m);
+		struct mbx_rx *rx = mbu_container_of(mbu_posted_entry_of_all(it), struct mbx_rx, m);
 
-		mbx_posted_remove(q, &rx->m);
+		mbu_posted_remove(q, &rx->m);
 		mbu_pool_put(&ep->rx_pool, rx);
 	}
 }
 
-static void free_unexpected(struct mbx_ep *ep, struct mbx_unexp *q)
+static void free_unexpected(struct mbx_ep *ep, struct mbu_unexp *q)
 {
 	struct mbu_dlist *it, *tmp;
 
 	mbu_dlist_foreach_safe(&q->all, it, tmp) {
-		struct mbx_ux *ux = mbu_container_of(mbx_unexp_entry_of_all(it), struct mbx_ux, m);
+		struct mbx_ux *ux = mbu_container_of(mbu_unexp_entry_of_all(it), struct mbx_ux, m);
 
-		mbx_unexp_remove(q, &ux->m);
+		mbu_unexp_remove(q, &ux->m);
 		mbx_ux_free(ep, ux);
 	}
 }
@@ -174,10 +174,10 @@ static int ep_close(struct fid *fid)
 	cancel_all_posted(ep, &ep->mposted);
 	free_unexpected(ep, &ep->tunexp);
 	free_unexpected(ep, &ep->munexp);
-	mbx_posted_fini(&ep->tposted);
-	mbx_posted_fini(&ep->mposted);
-	mbx_unexp_fini(&ep->tunexp);
-	mbx_unexp_fini(&ep->munexp);
+	mbu_posted_fini(&ep->tposted);
+	mbu_posted_fini(&ep->mposted);
+	mbu_unexp_fini(&ep->tunexp);
+	mbu_unexp_fini(&ep->munexp);
 	for (i = 0; i < MBX_UX_CLASSES; i++)
 		mbu_pool_fini(&ep->ux_buf[i]);
 	mbu_pool_fini(&ep->rx_pool);
@@ -393,7 +393,7 @@ static struct fi_ops ep_fi_ops = {
 static ssize_t ep_cancel(fid_t fid, void *context)
 {
 	struct mbx_ep *ep = mbu_container_of(fid, struct mbx_ep, ep.fid);
-	struct mbx_posted *qs[2] = { &ep->tposted, &ep->mposted };
+	struct mbu_posted *qs[2] = { &ep->tposted, &ep->mposted };
 	struct mbu_dlist *it;
 	int i;
 
@@ -402,12 +402,12 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	mbx_lock(ep->dom);
 	for (i = 0; i < 2; i++) {
 		mbu_dlist_foreach(&qs[i]->all, it) {
-			struct mbx_rx *rx = mbu_container_of(mbx_posted_entry_of_all(it),
+			struct mbx_rx *rx = mbu_container_of(mbu_posted_entry_of_all(it),
 							     struct mbx_rx, m);
 
 			if (rx->context != context)
 				continue;
-			mbx_posted_remove(qs[i], &rx->m);
+			mbu_posted_remove(qs[i], &rx->m);
 			if (ep->rx_cq)
 				mbx_cq_write_err(ep->rx_cq, context,
 						 rx->flags | (rx->multi ? FI_MULTI_RECV : 0),
@@ -719,16 +719,16 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	mbu_dlist_init(&ep->streaming);
 	mbu_dlist_init(&ep->draining);
 
-	ret = mbx_posted_init(&ep->tposted);
+	ret = mbu_posted_init(&ep->tposted);
 	if (ret)
 		goto err_info;
-	ret = mbx_posted_init(&ep->mposted);
+	ret = mbu_posted_init(&ep->mposted);
 	if (ret)
 		goto err_tposted;
-	ret = mbx_unexp_init(&ep->tunexp);
+	ret = mbu_unexp_init(&ep->tunexp);
 	if (ret)
 		goto err_mposted;
-	ret = mbx_unexp_init(&ep->munexp);
+	ret = mbu_unexp_init(&ep->munexp);
 	if (ret)
 		goto err_tunexp;
 	ret = mbu_qmap_init(&ep->peers, 64);
@@ -785,13 +785,13 @@ err_pools:
 	mbu_pool_fini(&ep->bounce_pool);
 	mbu_qmap_fini(&ep->peers);
 err_munexp:
-	mbx_unexp_fini(&ep->munexp);
+	mbu_unexp_fini(&ep->munexp);
 err_tunexp:
-	mbx_unexp_fini(&ep->tunexp);
+	mbu_unexp_fini(&ep->tunexp);
 err_mposted:
-	mbx_posted_fini(&ep->mposted);
+	mbu_posted_fini(&ep->mposted);
 err_tposted:
-	mbx_posted_fini(&ep->tposted);
+	mbu_posted_fini(&ep->tposted);
 err_info:
 	mbx_name_close(ep);
 	mbx_net_close(ep);

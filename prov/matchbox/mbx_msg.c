@@ -112,7 +112,7 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
 			  uint64_t flags)
 {
 	struct fi_context *ctx = context;
-	struct mbx_mentry *m;
+	struct mbu_mentry *m;
 	struct mbx_ux *ux;
 	uint64_t cflags = FI_RECV | FI_TAGGED;
 
@@ -122,7 +122,7 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
 	if (flags & FI_PEEK) {
 		mbx_ep_progress(ep);
 		mbx_ux_refresh(ep);
-		m = mbx_unexp_match(&ep->tunexp, src, tag, ignore);
+		m = mbu_unexp_match(&ep->tunexp, src, tag, ignore);
 		if (!m) {
 			if (ep->rx_cq)
 				mbx_cq_write_err(ep->rx_cq, context, cflags, FI_ENOMSG, 0, 0, tag,
@@ -136,7 +136,7 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
 				     cflags | ((ux->wflags & MBX_WF_CQDATA) ? FI_REMOTE_CQ_DATA : 0),
 				     ux->size, NULL, ux->data, ux->tag, ux->src);
 		if (flags & (FI_CLAIM | FI_DISCARD))
-			mbx_unexp_remove(&ep->tunexp, m);
+			mbu_unexp_remove(&ep->tunexp, m);
 		if (flags & FI_DISCARD)
 			mbx_ux_discard(ep, ux);
 		else if (flags & FI_CLAIM)

@@ -159,7 +159,7 @@ static fi_addr_t peer_fiaddr(struct mbx_ep *ep, struct mbx_peer *p)
  * sender's later messages never get ahead of them). */
 void mbx_ux_rekey_all(struct mbx_ep *ep)
 {
-	struct mbx_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
+	struct mbu_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
 	struct mbu_dlist *it;
 
 	ep->ux_gen = ep->av->gen;
@@ -167,14 +167,14 @@ void mbx_ux_rekey_all(struct mbx_ep *ep)
 		if (!qs[q]->count)
 			continue;
 		mbu_dlist_foreach(&qs[q]->all, it) {
-			struct mbx_ux *ux = mbu_container_of(mbx_unexp_entry_of_all(it),
+			struct mbx_ux *ux = mbu_container_of(mbu_unexp_entry_of_all(it),
 							     struct mbx_ux, m);
 			fi_addr_t src;
 
 			if (ux->src != FI_ADDR_NOTAVAIL || !ux->peer)
 				continue;
 			src = peer_fiaddr(ep, ux->peer);
-			if (src != FI_ADDR_NOTAVAIL && !mbx_unexp_rekey(qs[q], &ux->m, src))
+			if (src != FI_ADDR_NOTAVAIL && !mbu_unexp_rekey(qs[q], &ux->m, src))
 				ux->src = src;
 			else if (src != FI_ADDR_NOTAVAIL)
 				ep->ux_gen = UINT64_MAX; /* out of memory: try again later */
@@ -972,7 +972,7 @@ static void *rx_buf_ptr(const struct mbx_rx *rx)
  * receive that will carry it (a fresh entry for a large message, NULL if none
  * is free) and sets *extra to FI_MULTI_RECV when the buffer is used up, in
  * which case it has left the posted queue and its caller must release it. */
-static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+static struct mbx_rx *carve(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
 			    size_t size, bool large, size_t *take, char **where,
 			    uint64_t *extra)
 {
@@ -998,14 +998,14 @@ static struct mbx_rx *carve(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_
 	rx->mr_off += *take;
 	if (rx->total - rx->mr_off < ep->min_multi_recv) {
 		*extra = FI_MULTI_RECV;
-		mbx_posted_remove(q, &rx->m);
+		mbu_posted_remove(q, &rx->m);
 		rx->posted = false;
 	}
 	return sub;
 }
 
 /* Returns true when `rx` is finished with (and released). */
-static bool deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+static bool deliver_eager(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
 			  const void *payload, size_t size, uint64_t tag, uint64_t data,
 			  uint8_t wflags, fi_addr_t src)
 {
@@ -1027,7 +1027,7 @@ static bool deliver_eager(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx
 	take = size < rx->total ? size : rx->total;
 	mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
 	if (rx->posted) {
-		mbx_posted_remove(q, &rx->m);
+		mbu_posted_remove(q, &rx->m);
 		rx->posted = false;
 	}
 	mbx_rx_complete(ep, rx, take, rx_buf_ptr(rx), tag, data, src, cqd, size - take);
@@ -1174,7 +1174,7 @@ void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx,
 
 /* A large message has matched `rx`. Returns true when `rx` is finished with
  * (a multi-receive buffer carries on while it has room). */
-static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *rx,
+static bool start_large(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
 			struct mbx_peer *p, fi_addr_t src, uint64_t tag, uint64_t data,
 			uint64_t size, uint64_t id, uint8_t wflags,
 			const struct mbx_wire_iov *riov, size_t rcnt, uint32_t rkey)
@@ -1206,7 +1206,7 @@ static bool start_large(struct mbx_ep *ep, struct mbx_posted *q, struct mbx_rx *
 		rx->cbuf = where;
 	} else {
 		if (rx->posted) {
-			mbx_posted_remove(q, &rx->m);
+			mbu_posted_remove(q, &rx->m);
 			rx->posted = false;
 		}
 		rx->cflags = 0;
@@ -1335,7 +1335,7 @@ void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux)
 
 bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
 {
-	struct mbx_posted *q = ux->tagged ? &ep->tposted : &ep->mposted;
+	struct mbu_posted *q = ux->tagged ? &ep->tposted : &ep->mposted;
 	bool consumed;
 
 	if (ux->op == MBX_OP_EAGER) {
@@ -1351,9 +1351,9 @@ bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
 	return consumed;
 }
 
-static bool post_or_fail(struct mbx_ep *ep, struct mbx_posted *pq, struct mbx_rx *rx)
+static bool post_or_fail(struct mbx_ep *ep, struct mbu_posted *pq, struct mbx_rx *rx)
 {
-	if (!mbx_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
+	if (!mbu_posted_insert(pq, &rx->m, rx->m.src, rx->m.tag, rx->m.ignore)) {
 		rx->posted = true;
 		return true;
 	}
@@ -1371,21 +1371,21 @@ static bool post_or_fail(struct mbx_ep *ep, struct mbx_posted *pq, struct mbx_rx
  * queue when it is used up) and keeps taking messages while it has room. */
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
 {
-	struct mbx_unexp *uq = (rx->flags & FI_TAGGED) ? &ep->tunexp : &ep->munexp;
-	struct mbx_posted *pq = (rx->flags & FI_TAGGED) ? &ep->tposted : &ep->mposted;
-	struct mbx_mentry *m;
+	struct mbu_unexp *uq = (rx->flags & FI_TAGGED) ? &ep->tunexp : &ep->munexp;
+	struct mbu_posted *pq = (rx->flags & FI_TAGGED) ? &ep->tposted : &ep->mposted;
+	struct mbu_mentry *m;
 
 	if (rx->multi && !post_or_fail(ep, pq, rx))
 		return;
 	mbx_ux_refresh(ep);
-	while ((m = mbx_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore))) {
-		mbx_unexp_remove(uq, m);
+	while ((m = mbu_unexp_match(uq, rx->m.src, rx->m.tag, rx->m.ignore))) {
+		mbu_unexp_remove(uq, m);
 		if (mbx_deliver_ux(ep, rx, mbu_container_of(m, struct mbx_ux, m)))
 			return;
 	}
 	if (rx->posted)
 		return;
-	if (__builtin_expect(ep->peers_lost != 0, 0) && rx->m.src != MBX_SRC_ANY &&
+	if (__builtin_expect(ep->peers_lost != 0, 0) && rx->m.src != MBU_SRC_ANY &&
 	    src_lost(ep, rx->m.src)) {
 		fail_rx(ep, rx, FI_EHOSTUNREACH);
 		return;
@@ -1771,10 +1771,10 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	}
 
 	bool tagged = w->flags & MBX_WF_TAGGED;
-	struct mbx_posted *pq = tagged ? &ep->tposted : &ep->mposted;
-	struct mbx_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
+	struct mbu_posted *pq = tagged ? &ep->tposted : &ep->mposted;
+	struct mbu_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
 	uint64_t tag = tagged ? w->tag : 0;
-	struct mbx_mentry *m;
+	struct mbu_mentry *m;
 	struct mbx_ux *ux;
 	fi_addr_t src;
 
@@ -1802,7 +1802,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	}
 	mbx_ux_refresh(ep);
 	src = peer_fiaddr(ep, p);
-	m = mbx_posted_match(pq, src, tag);
+	m = mbu_posted_match(pq, src, tag);
 	if (m) {
 		struct mbx_rx *rx = mbu_container_of(m, struct mbx_rx, m);
 
@@ -1848,7 +1848,7 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		ux->riov_cnt = w->iov_cnt;
 		ux->rkey = w->rsvd2;
 	}
-	if (mbx_unexp_insert(uq, &ux->m, src, tag)) {
+	if (mbu_unexp_insert(uq, &ux->m, src, tag)) {
 		mbx_ux_free(ep, ux);
 		return 0;
 	}
@@ -1993,13 +1993,13 @@ static void fail_large_rx(struct mbx_ep *ep, struct mbx_rx *rx, size_t copied)
  * its memory. */
 static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 {
-	struct mbx_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
+	struct mbu_unexp *qs[2] = { &ep->tunexp, &ep->munexp };
 	struct mbu_dlist *it, *tmp;
 	int q;
 
 	for (q = 0; q < 2; q++) {
 		mbu_dlist_foreach_safe(&qs[q]->all, it, tmp) {
-			struct mbx_ux *ux = mbu_container_of(mbx_unexp_entry_of_all(it),
+			struct mbx_ux *ux = mbu_container_of(mbu_unexp_entry_of_all(it),
 							     struct mbx_ux, m);
 
 			if (ux->peer != p || ux->op != MBX_OP_RTS)
@@ -2007,7 +2007,7 @@ static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 			MBX_WARN(FI_LOG_EP_DATA, "dropping a %llu-byte message from %s, which "
 				 "left before it was received\n", (unsigned long long)ux->size,
 				 p->name);
-			mbx_unexp_remove(qs[q], &ux->m);
+			mbu_unexp_remove(qs[q], &ux->m);
 			mbx_ux_free(ep, ux);
 		}
 	}
@@ -2130,7 +2130,7 @@ void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)
  * in a directed receive learns that its sender is unreachable. */
 bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p)
 {
-	struct mbx_posted *qs[2] = { &ep->tposted, &ep->mposted };
+	struct mbu_posted *qs[2] = { &ep->tposted, &ep->mposted };
 	fi_addr_t fa = peer_fiaddr(ep, p);
 	struct mbu_dlist *it;
 	int q;
@@ -2139,7 +2139,7 @@ bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p)
 		return false;
 	for (q = 0; q < 2; q++)
 		mbu_dlist_foreach(&qs[q]->all, it)
-			if (mbx_posted_entry_of_all(it)->src == fa)
+			if (mbu_posted_entry_of_all(it)->src == fa)
 				return true;
 	return false;
 }
@@ -2148,7 +2148,7 @@ bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p)
  * satisfied: fail it rather than leave its caller blocked for ever. */
 static void fail_posted_from(struct mbx_ep *ep, struct mbx_peer *p)
 {
-	struct mbx_posted *qs[2] = { &ep->tposted, &ep->mposted };
+	struct mbu_posted *qs[2] = { &ep->tposted, &ep->mposted };
 	fi_addr_t fa = peer_fiaddr(ep, p);
 	struct mbu_dlist *it, *tmp;
 	int q;
@@ -2157,12 +2157,12 @@ static void fail_posted_from(struct mbx_ep *ep, struct mbx_peer *p)
 		return;
 	for (q = 0; q < 2; q++) {
 		mbu_dlist_foreach_safe(&qs[q]->all, it, tmp) {
-			struct mbx_rx *rx = mbu_container_of(mbx_posted_entry_of_all(it),
+			struct mbx_rx *rx = mbu_container_of(mbu_posted_entry_of_all(it),
 							     struct mbx_rx, m);
 
 			if (rx->m.src != fa)
 				continue;
-			mbx_posted_remove(qs[q], &rx->m);
+			mbu_posted_remove(qs[q], &rx->m);
 			fail_rx(ep, rx, FI_EHOSTUNREACH);
 		}
 	}

@@ -3,91 +3,91 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "mbx_match.h"
+#include "mbu_match.h"
 
-static struct mbx_posted pq;
-static struct mbx_unexp uq;
+static struct mbu_posted pq;
+static struct mbu_unexp uq;
 
 static void setup(void)
 {
-	cr_assert_eq(mbx_posted_init(&pq), 0);
-	cr_assert_eq(mbx_unexp_init(&uq), 0);
+	cr_assert_eq(mbu_posted_init(&pq), 0);
+	cr_assert_eq(mbu_unexp_init(&uq), 0);
 }
 
 static void teardown(void)
 {
-	mbx_posted_fini(&pq);
-	mbx_unexp_fini(&uq);
+	mbu_posted_fini(&pq);
+	mbu_unexp_fini(&uq);
 }
 
 TestSuite(match, .init = setup, .fini = teardown, .timeout = 30);
 
 Test(match, exact_fifo)
 {
-	struct mbx_mentry e[3];
+	struct mbu_mentry e[3];
 
 	for (int i = 0; i < 3; i++)
-		cr_assert_eq(mbx_posted_insert(&pq, &e[i], 1, 7, 0), 0);
-	cr_assert_null(mbx_posted_match(&pq, 2, 7));
-	cr_assert_null(mbx_posted_match(&pq, 1, 8));
+		cr_assert_eq(mbu_posted_insert(&pq, &e[i], 1, 7, 0), 0);
+	cr_assert_null(mbu_posted_match(&pq, 2, 7));
+	cr_assert_null(mbu_posted_match(&pq, 1, 8));
 	for (int i = 0; i < 3; i++) {
-		struct mbx_mentry *m = mbx_posted_match(&pq, 1, 7);
+		struct mbu_mentry *m = mbu_posted_match(&pq, 1, 7);
 
 		cr_assert_eq(m, &e[i]);
-		mbx_posted_remove(&pq, m);
+		mbu_posted_remove(&pq, m);
 	}
-	cr_assert_null(mbx_posted_match(&pq, 1, 7));
+	cr_assert_null(mbu_posted_match(&pq, 1, 7));
 	cr_assert_eq(pq.count, 0);
 }
 
 Test(match, earliest_posted_wins_across_shapes)
 {
-	struct mbx_mentry any_tag, exact, anysrc, wild;
+	struct mbu_mentry any_tag, exact, anysrc, wild;
 
-	cr_assert_eq(mbx_posted_insert(&pq, &any_tag, 3, 0, ~0ULL), 0);
-	cr_assert_eq(mbx_posted_insert(&pq, &exact, 3, 5, 0), 0);
-	cr_assert_eq(mbx_posted_insert(&pq, &anysrc, MBX_SRC_ANY, 5, 0), 0);
-	cr_assert_eq(mbx_posted_insert(&pq, &wild, MBX_SRC_ANY, 0, ~0ULL), 0);
-	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &any_tag);
-	mbx_posted_remove(&pq, &any_tag);
-	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &exact);
-	mbx_posted_remove(&pq, &exact);
-	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &anysrc);
-	cr_assert_eq(mbx_posted_match(&pq, 4, 6), &wild);
-	mbx_posted_remove(&pq, &anysrc);
-	cr_assert_eq(mbx_posted_match(&pq, 3, 5), &wild);
+	cr_assert_eq(mbu_posted_insert(&pq, &any_tag, 3, 0, ~0ULL), 0);
+	cr_assert_eq(mbu_posted_insert(&pq, &exact, 3, 5, 0), 0);
+	cr_assert_eq(mbu_posted_insert(&pq, &anysrc, MBU_SRC_ANY, 5, 0), 0);
+	cr_assert_eq(mbu_posted_insert(&pq, &wild, MBU_SRC_ANY, 0, ~0ULL), 0);
+	cr_assert_eq(mbu_posted_match(&pq, 3, 5), &any_tag);
+	mbu_posted_remove(&pq, &any_tag);
+	cr_assert_eq(mbu_posted_match(&pq, 3, 5), &exact);
+	mbu_posted_remove(&pq, &exact);
+	cr_assert_eq(mbu_posted_match(&pq, 3, 5), &anysrc);
+	cr_assert_eq(mbu_posted_match(&pq, 4, 6), &wild);
+	mbu_posted_remove(&pq, &anysrc);
+	cr_assert_eq(mbu_posted_match(&pq, 3, 5), &wild);
 }
 
 Test(match, ignore_bits)
 {
-	struct mbx_mentry e;
+	struct mbu_mentry e;
 
 	/* Match anything whose low 16 bits are 0x1234. */
-	cr_assert_eq(mbx_posted_insert(&pq, &e, 9, 0xabcd1234, 0xffffffffffff0000ULL), 0);
-	cr_assert_eq(mbx_posted_match(&pq, 9, 0x1234), &e);
-	cr_assert_eq(mbx_posted_match(&pq, 9, 0x77771234), &e);
-	cr_assert_null(mbx_posted_match(&pq, 9, 0x1235));
-	cr_assert_null(mbx_posted_match(&pq, 8, 0x1234));
+	cr_assert_eq(mbu_posted_insert(&pq, &e, 9, 0xabcd1234, 0xffffffffffff0000ULL), 0);
+	cr_assert_eq(mbu_posted_match(&pq, 9, 0x1234), &e);
+	cr_assert_eq(mbu_posted_match(&pq, 9, 0x77771234), &e);
+	cr_assert_null(mbu_posted_match(&pq, 9, 0x1235));
+	cr_assert_null(mbu_posted_match(&pq, 8, 0x1234));
 }
 
 Test(match, unexpected_all_shapes)
 {
-	struct mbx_mentry m[4];
+	struct mbu_mentry m[4];
 
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[0], 1, 10), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[1], 2, 10), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[2], 1, 11), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[3], 2, 12), 0);
-	cr_assert_eq(mbx_unexp_match(&uq, 2, 10, 0), &m[1]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[0]);
-	cr_assert_eq(mbx_unexp_match(&uq, 2, 0, ~0ULL), &m[1]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 12, 0), &m[3]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 0, ~0ULL), &m[0]);
-	cr_assert_null(mbx_unexp_match(&uq, 3, 0, ~0ULL));
-	mbx_unexp_remove(&uq, &m[0]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[1]);
-	cr_assert_eq(mbx_unexp_match(&uq, 1, 0, ~0ULL), &m[2]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 0, ~0ULL), &m[1]);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[0], 1, 10), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[1], 2, 10), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[2], 1, 11), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[3], 2, 12), 0);
+	cr_assert_eq(mbu_unexp_match(&uq, 2, 10, 0), &m[1]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 10, 0), &m[0]);
+	cr_assert_eq(mbu_unexp_match(&uq, 2, 0, ~0ULL), &m[1]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 12, 0), &m[3]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 0, ~0ULL), &m[0]);
+	cr_assert_null(mbu_unexp_match(&uq, 3, 0, ~0ULL));
+	mbu_unexp_remove(&uq, &m[0]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 10, 0), &m[1]);
+	cr_assert_eq(mbu_unexp_match(&uq, 1, 0, ~0ULL), &m[2]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 0, ~0ULL), &m[1]);
 	cr_assert_eq(uq.count, 3);
 }
 
@@ -97,24 +97,24 @@ Test(match, unexpected_all_shapes)
 Test(match, unexpected_rekey_keeps_order)
 {
 	const uint64_t na = ~0ULL;
-	struct mbx_mentry m[4];
+	struct mbu_mentry m[4];
 
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[0], na, 10), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[1], 2, 10), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[2], na, 11), 0);
-	cr_assert_eq(mbx_unexp_insert(&uq, &m[3], na, 10), 0);
-	cr_assert_null(mbx_unexp_match(&uq, 5, 10, 0));
-	cr_assert_eq(mbx_unexp_rekey(&uq, &m[0], 5), 0);
-	cr_assert_eq(mbx_unexp_rekey(&uq, &m[2], 5), 0);
-	cr_assert_eq(mbx_unexp_rekey(&uq, &m[3], 5), 0);
-	cr_assert_eq(mbx_unexp_rekey(&uq, &m[3], 5), 0); /* same key: no change */
-	cr_assert_eq(mbx_unexp_match(&uq, 5, 10, 0), &m[0]);
-	cr_assert_eq(mbx_unexp_match(&uq, 5, 0, ~0ULL), &m[0]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[0]);
-	mbx_unexp_remove(&uq, &m[0]);
-	cr_assert_eq(mbx_unexp_match(&uq, MBX_SRC_ANY, 10, 0), &m[1]);
-	cr_assert_eq(mbx_unexp_match(&uq, 5, 0, ~0ULL), &m[2]);
-	cr_assert_eq(mbx_unexp_match(&uq, 5, 10, 0), &m[3]);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[0], na, 10), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[1], 2, 10), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[2], na, 11), 0);
+	cr_assert_eq(mbu_unexp_insert(&uq, &m[3], na, 10), 0);
+	cr_assert_null(mbu_unexp_match(&uq, 5, 10, 0));
+	cr_assert_eq(mbu_unexp_rekey(&uq, &m[0], 5), 0);
+	cr_assert_eq(mbu_unexp_rekey(&uq, &m[2], 5), 0);
+	cr_assert_eq(mbu_unexp_rekey(&uq, &m[3], 5), 0);
+	cr_assert_eq(mbu_unexp_rekey(&uq, &m[3], 5), 0); /* same key: no change */
+	cr_assert_eq(mbu_unexp_match(&uq, 5, 10, 0), &m[0]);
+	cr_assert_eq(mbu_unexp_match(&uq, 5, 0, ~0ULL), &m[0]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 10, 0), &m[0]);
+	mbu_unexp_remove(&uq, &m[0]);
+	cr_assert_eq(mbu_unexp_match(&uq, MBU_SRC_ANY, 10, 0), &m[1]);
+	cr_assert_eq(mbu_unexp_match(&uq, 5, 0, ~0ULL), &m[2]);
+	cr_assert_eq(mbu_unexp_match(&uq, 5, 10, 0), &m[3]);
 	cr_assert_eq(m[3].src, 5);
 	cr_assert_eq(uq.count, 3);
 }
@@ -129,27 +129,27 @@ struct ref {
 
 Test(match, random_posted_against_reference, .timeout = 60)
 {
-	static struct mbx_mentry e[NREF];
+	static struct mbu_mentry e[NREF];
 	static struct ref r[NREF];
 	int n = 0;
 
 	srand(1234);
 	for (int step = 0; step < 20000; step++) {
 		if (n < NREF && rand() % 2) {
-			uint64_t src = rand() % 4 == 0 ? MBX_SRC_ANY : (uint64_t)(rand() % 8);
+			uint64_t src = rand() % 4 == 0 ? MBU_SRC_ANY : (uint64_t)(rand() % 8);
 			uint64_t ign = rand() % 4 == 0 ? 0xf0 : 0;
 			uint64_t tag = rand() % 32;
 
-			cr_assert_eq(mbx_posted_insert(&pq, &e[n], src, tag, ign), 0);
+			cr_assert_eq(mbu_posted_insert(&pq, &e[n], src, tag, ign), 0);
 			r[n] = (struct ref){ src, tag, ign, 1 };
 			n++;
 		} else {
 			uint64_t src = rand() % 8, tag = rand() % 32;
-			struct mbx_mentry *got = mbx_posted_match(&pq, src, tag);
+			struct mbu_mentry *got = mbu_posted_match(&pq, src, tag);
 			int want = -1;
 
 			for (int i = 0; i < n; i++) {
-				if (r[i].live && (r[i].src == MBX_SRC_ANY || r[i].src == src) &&
+				if (r[i].live && (r[i].src == MBU_SRC_ANY || r[i].src == src) &&
 				    (tag & ~r[i].ignore) == (r[i].tag & ~r[i].ignore)) {
 					want = i;
 					break;
@@ -159,7 +159,7 @@ Test(match, random_posted_against_reference, .timeout = 60)
 				cr_assert_null(got, "step %d: matched when reference has none", step);
 			} else {
 				cr_assert_eq(got, &e[want], "step %d: wrong entry", step);
-				mbx_posted_remove(&pq, got);
+				mbu_posted_remove(&pq, got);
 				r[want].live = 0;
 			}
 		}
@@ -168,7 +168,7 @@ Test(match, random_posted_against_reference, .timeout = 60)
 
 Test(match, random_unexpected_against_reference, .timeout = 60)
 {
-	static struct mbx_mentry e[NREF];
+	static struct mbu_mentry e[NREF];
 	static struct ref r[NREF];
 	int n = 0;
 
@@ -177,18 +177,18 @@ Test(match, random_unexpected_against_reference, .timeout = 60)
 		if (n < NREF && rand() % 2) {
 			uint64_t src = rand() % 8, tag = rand() % 64;
 
-			cr_assert_eq(mbx_unexp_insert(&uq, &e[n], src, tag), 0);
+			cr_assert_eq(mbu_unexp_insert(&uq, &e[n], src, tag), 0);
 			r[n] = (struct ref){ src, tag, 0, 1 };
 			n++;
 		} else {
-			uint64_t src = rand() % 3 == 0 ? MBX_SRC_ANY : (uint64_t)(rand() % 8);
+			uint64_t src = rand() % 3 == 0 ? MBU_SRC_ANY : (uint64_t)(rand() % 8);
 			uint64_t ign = rand() % 3 == 0 ? 0x30 : 0;
 			uint64_t tag = rand() % 64;
-			struct mbx_mentry *got = mbx_unexp_match(&uq, src, tag, ign);
+			struct mbu_mentry *got = mbu_unexp_match(&uq, src, tag, ign);
 			int want = -1;
 
 			for (int i = 0; i < n; i++) {
-				if (r[i].live && (src == MBX_SRC_ANY || r[i].src == src) &&
+				if (r[i].live && (src == MBU_SRC_ANY || r[i].src == src) &&
 				    (r[i].tag & ~ign) == (tag & ~ign)) {
 					want = i;
 					break;
@@ -198,7 +198,7 @@ Test(match, random_unexpected_against_reference, .timeout = 60)
 				cr_assert_null(got, "step %d", step);
 			} else {
 				cr_assert_eq(got, &e[want], "step %d", step);
-				mbx_unexp_remove(&uq, got);
+				mbu_unexp_remove(&uq, got);
 				r[want].live = 0;
 			}
 		}
@@ -208,13 +208,13 @@ Test(match, random_unexpected_against_reference, .timeout = 60)
 Test(match, many_keys_grow_and_drain)
 {
 	enum { N = 10000 };
-	struct mbx_mentry *e = calloc(N, sizeof(*e));
+	struct mbu_mentry *e = calloc(N, sizeof(*e));
 
 	for (int i = 0; i < N; i++)
-		cr_assert_eq(mbx_posted_insert(&pq, &e[i], i % 100, i, 0), 0);
+		cr_assert_eq(mbu_posted_insert(&pq, &e[i], i % 100, i, 0), 0);
 	for (int i = N - 1; i >= 0; i--) {
-		cr_assert_eq(mbx_posted_match(&pq, i % 100, i), &e[i]);
-		mbx_posted_remove(&pq, &e[i]);
+		cr_assert_eq(mbu_posted_match(&pq, i % 100, i), &e[i]);
+		mbu_posted_remove(&pq, &e[i]);
 	}
 	cr_assert_eq(pq.count, 0);
 	cr_assert_eq(pq.exact.nkeys, 0);

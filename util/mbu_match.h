@@ -1,8 +1,9 @@
-/* Tag matching for the matchbox provider: the posted-receive queue and the
- * unexpected-message queue, with libfabric's semantics (a message (src, tag)
- * matches a receive when (tag & ~ignore) == (rtag & ~ignore) and the receive's
- * source is the sender or FI_ADDR_UNSPEC; the earliest posted matching receive
- * wins; the earliest arrived matching message is taken).
+/* Tag matching, for the matchbox provider and libmpi's host engine: the
+ * posted-receive queue and the unexpected-message queue, with libfabric's
+ * semantics (a message (src, tag) matches a receive when (tag & ~ignore) ==
+ * (rtag & ~ignore) and the receive's source is the sender or FI_ADDR_UNSPEC;
+ * the earliest posted matching receive wins; the earliest arrived matching
+ * message is taken).
  *
  * Why four structures per queue: the common MPI cases, a fully specified
  * (source, tag), any-source with a specific tag, and a specific source with a
@@ -15,8 +16,8 @@
  * its own shape selects. Only the two wildcard-tag shapes scan, and they scan
  * only entries of the same source (or, for the full wildcard, in order until
  * the first match). */
-#ifndef MBX_MATCH_H
-#define MBX_MATCH_H
+#ifndef MBU_MATCH_H
+#define MBU_MATCH_H
 
 #include <stdint.h>
 #include <stddef.h>
@@ -25,9 +26,9 @@
 #include "mbu_list.h"
 #include "mbu_qmap.h"
 
-#define MBX_SRC_ANY ((uint64_t)-1)	/* FI_ADDR_UNSPEC */
+#define MBU_SRC_ANY ((uint64_t)-1)	/* FI_ADDR_UNSPEC */
 
-struct mbx_mentry {
+struct mbu_mentry {
 	struct mbu_dlist link[4];
 	struct mbu_qnode *node[3];
 	uint64_t src;
@@ -37,7 +38,7 @@ struct mbx_mentry {
 	uint8_t shape;
 };
 
-struct mbx_posted {
+struct mbu_posted {
 	struct mbu_qmap exact;		/* (src, tag) */
 	struct mbu_qmap anysrc;		/* (tag), src any, ignore 0 */
 	struct mbu_qmap srcwild;	/* (src), ignore != 0 */
@@ -47,7 +48,7 @@ struct mbx_posted {
 	size_t count;
 };
 
-struct mbx_unexp {
+struct mbu_unexp {
 	struct mbu_qmap exact;		/* (src, tag) */
 	struct mbu_qmap bytag;		/* (tag) */
 	struct mbu_qmap bysrc;		/* (src) */
@@ -55,32 +56,32 @@ struct mbx_unexp {
 	size_t count;
 };
 
-int mbx_posted_init(struct mbx_posted *q);
-void mbx_posted_fini(struct mbx_posted *q);
+int mbu_posted_init(struct mbu_posted *q);
+void mbu_posted_fini(struct mbu_posted *q);
 /* Returns 0 or -ENOMEM (and then q is unchanged). */
-int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
+int mbu_posted_insert(struct mbu_posted *q, struct mbu_mentry *e,
 		      uint64_t src, uint64_t tag, uint64_t ignore);
-struct mbx_mentry *mbx_posted_match(struct mbx_posted *q, uint64_t src, uint64_t tag);
-void mbx_posted_remove(struct mbx_posted *q, struct mbx_mentry *e);
-static inline struct mbx_mentry *mbx_posted_entry_of_all(struct mbu_dlist *it)
+struct mbu_mentry *mbu_posted_match(struct mbu_posted *q, uint64_t src, uint64_t tag);
+void mbu_posted_remove(struct mbu_posted *q, struct mbu_mentry *e);
+static inline struct mbu_mentry *mbu_posted_entry_of_all(struct mbu_dlist *it)
 {
-	return mbu_container_of(it, struct mbx_mentry, link[1]);
+	return mbu_container_of(it, struct mbu_mentry, link[1]);
 }
 
-int mbx_unexp_init(struct mbx_unexp *q);
-void mbx_unexp_fini(struct mbx_unexp *q);
-int mbx_unexp_insert(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src, uint64_t tag);
-struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t tag,
+int mbu_unexp_init(struct mbu_unexp *q);
+void mbu_unexp_fini(struct mbu_unexp *q);
+int mbu_unexp_insert(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src, uint64_t tag);
+struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src, uint64_t tag,
 				   uint64_t ignore);
-void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e);
+void mbu_unexp_remove(struct mbu_unexp *q, struct mbu_mentry *e);
 /* Re-keys e under source src; 0, or -ENOMEM and then nothing changed. */
-int mbx_unexp_rekey(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src);
-static inline struct mbx_mentry *mbx_unexp_entry_of_all(struct mbu_dlist *it)
+int mbu_unexp_rekey(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src);
+static inline struct mbu_mentry *mbu_unexp_entry_of_all(struct mbu_dlist *it)
 {
-	return mbu_container_of(it, struct mbx_mentry, link[3]);
+	return mbu_container_of(it, struct mbu_mentry, link[3]);
 }
 
-static inline bool mbx_tag_match(uint64_t mtag, uint64_t rtag_masked, uint64_t ignore)
+static inline bool mbu_tag_match(uint64_t mtag, uint64_t rtag_masked, uint64_t ignore)
 {
 	return (mtag & ~ignore) == rtag_masked;
 }

@@ -1,12 +1,12 @@
-/* Posted and unexpected queues for the matchbox matcher; see mbx_match.h for
- * why they are laid out this way. */
-#include "mbx_match.h"
+/* Posted and unexpected queues of the matcher; see mbu_match.h for why they
+ * are laid out this way. */
+#include "mbu_match.h"
 
 #include <errno.h>
 
 enum { SHAPE_EXACT, SHAPE_ANYSRC, SHAPE_SRCWILD, SHAPE_WILD };
 
-int mbx_posted_init(struct mbx_posted *q)
+int mbu_posted_init(struct mbu_posted *q)
 {
 	int ret;
 
@@ -31,14 +31,14 @@ err_exact:
 	return ret;
 }
 
-void mbx_posted_fini(struct mbx_posted *q)
+void mbu_posted_fini(struct mbu_posted *q)
 {
 	mbu_qmap_fini(&q->exact);
 	mbu_qmap_fini(&q->anysrc);
 	mbu_qmap_fini(&q->srcwild);
 }
 
-int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
+int mbu_posted_insert(struct mbu_posted *q, struct mbu_mentry *e,
 		      uint64_t src, uint64_t tag, uint64_t ignore)
 {
 	struct mbu_qnode *n = NULL;
@@ -46,13 +46,13 @@ int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
 	e->src = src;
 	e->ignore = ignore;
 	e->tag = tag & ~ignore;
-	if (src != MBX_SRC_ANY && !ignore) {
+	if (src != MBU_SRC_ANY && !ignore) {
 		e->shape = SHAPE_EXACT;
 		n = mbu_qmap_get(&q->exact, src, e->tag);
 	} else if (!ignore) {
 		e->shape = SHAPE_ANYSRC;
 		n = mbu_qmap_get(&q->anysrc, e->tag, 0);
-	} else if (src != MBX_SRC_ANY) {
+	} else if (src != MBU_SRC_ANY) {
 		e->shape = SHAPE_SRCWILD;
 		n = mbu_qmap_get(&q->srcwild, src, 0);
 	} else {
@@ -72,12 +72,12 @@ int mbx_posted_insert(struct mbx_posted *q, struct mbx_mentry *e,
 	return 0;
 }
 
-static inline struct mbx_mentry *first_of(struct mbu_qnode *n)
+static inline struct mbu_mentry *first_of(struct mbu_qnode *n)
 {
-	return n ? mbu_container_of(n->q.next, struct mbx_mentry, link[0]) : NULL;
+	return n ? mbu_container_of(n->q.next, struct mbu_mentry, link[0]) : NULL;
 }
 
-static inline struct mbx_mentry *earlier(struct mbx_mentry *a, struct mbx_mentry *b)
+static inline struct mbu_mentry *earlier(struct mbu_mentry *a, struct mbu_mentry *b)
 {
 	if (!a)
 		return b;
@@ -88,26 +88,26 @@ static inline struct mbx_mentry *earlier(struct mbx_mentry *a, struct mbx_mentry
 
 /* Scan a wildcard-tag list for the first match, but never past an entry that
  * is already later than the best candidate found elsewhere. */
-static struct mbx_mentry *scan_wild(struct mbu_dlist *h, uint64_t tag,
-				    uint64_t src, struct mbx_mentry *best)
+static struct mbu_mentry *scan_wild(struct mbu_dlist *h, uint64_t tag,
+				    uint64_t src, struct mbu_mentry *best)
 {
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(h, it) {
-		struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[0]);
+		struct mbu_mentry *e = mbu_container_of(it, struct mbu_mentry, link[0]);
 
 		if (best && e->seq > best->seq)
 			return NULL;
-		if (mbx_tag_match(tag, e->tag, e->ignore) &&
-		    (e->src == MBX_SRC_ANY || e->src == src))
+		if (mbu_tag_match(tag, e->tag, e->ignore) &&
+		    (e->src == MBU_SRC_ANY || e->src == src))
 			return e;
 	}
 	return NULL;
 }
 
-struct mbx_mentry *mbx_posted_match(struct mbx_posted *q, uint64_t src, uint64_t tag)
+struct mbu_mentry *mbu_posted_match(struct mbu_posted *q, uint64_t src, uint64_t tag)
 {
-	struct mbx_mentry *best = NULL;
+	struct mbu_mentry *best = NULL;
 	struct mbu_qnode *n;
 
 	if (!q->count)
@@ -122,7 +122,7 @@ struct mbx_mentry *mbx_posted_match(struct mbx_posted *q, uint64_t src, uint64_t
 	return best;
 }
 
-void mbx_posted_remove(struct mbx_posted *q, struct mbx_mentry *e)
+void mbu_posted_remove(struct mbu_posted *q, struct mbu_mentry *e)
 {
 	struct mbu_qnode *n = e->node[0];
 
@@ -137,7 +137,7 @@ void mbx_posted_remove(struct mbx_posted *q, struct mbx_mentry *e)
 	q->count--;
 }
 
-int mbx_unexp_init(struct mbx_unexp *q)
+int mbu_unexp_init(struct mbu_unexp *q)
 {
 	int ret;
 
@@ -160,14 +160,14 @@ err_exact:
 	return ret;
 }
 
-void mbx_unexp_fini(struct mbx_unexp *q)
+void mbu_unexp_fini(struct mbu_unexp *q)
 {
 	mbu_qmap_fini(&q->exact);
 	mbu_qmap_fini(&q->bytag);
 	mbu_qmap_fini(&q->bysrc);
 }
 
-int mbx_unexp_insert(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src, uint64_t tag)
+int mbu_unexp_insert(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src, uint64_t tag)
 {
 	struct mbu_qnode *n0, *n1, *n2;
 
@@ -201,7 +201,7 @@ err0:
 	return -ENOMEM;
 }
 
-struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t tag,
+struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src, uint64_t tag,
 				   uint64_t ignore)
 {
 	uint64_t mtag = tag & ~ignore;
@@ -211,29 +211,29 @@ struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t t
 	if (!q->count)
 		return NULL;
 	if (!ignore) {
-		n = src != MBX_SRC_ANY ? mbu_qmap_find(&q->exact, src, mtag)
+		n = src != MBU_SRC_ANY ? mbu_qmap_find(&q->exact, src, mtag)
 				       : mbu_qmap_find(&q->bytag, mtag, 0);
 		if (!n)
 			return NULL;
-		return mbu_container_of(n->q.next, struct mbx_mentry,
-					link[src != MBX_SRC_ANY ? 0 : 1]);
+		return mbu_container_of(n->q.next, struct mbu_mentry,
+					link[src != MBU_SRC_ANY ? 0 : 1]);
 	}
-	if (src != MBX_SRC_ANY) {
+	if (src != MBU_SRC_ANY) {
 		n = mbu_qmap_find(&q->bysrc, src, 0);
 		if (!n)
 			return NULL;
 		mbu_dlist_foreach(&n->q, it) {
-			struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[2]);
+			struct mbu_mentry *e = mbu_container_of(it, struct mbu_mentry, link[2]);
 
-			if (mbx_tag_match(e->tag, mtag, ignore))
+			if (mbu_tag_match(e->tag, mtag, ignore))
 				return e;
 		}
 		return NULL;
 	}
 	mbu_dlist_foreach(&q->all, it) {
-		struct mbx_mentry *e = mbu_container_of(it, struct mbx_mentry, link[3]);
+		struct mbu_mentry *e = mbu_container_of(it, struct mbu_mentry, link[3]);
 
-		if (mbx_tag_match(e->tag, mtag, ignore))
+		if (mbu_tag_match(e->tag, mtag, ignore))
 			return e;
 	}
 	return NULL;
@@ -243,7 +243,7 @@ struct mbx_mentry *mbx_unexp_match(struct mbx_unexp *q, uint64_t src, uint64_t t
  * change; its place in arrival order (all) and among its tag (bytag) stays,
  * and in the new source's lists it goes last, which keeps per-source order
  * as long as nothing from that source was queued under the new key first. */
-int mbx_unexp_rekey(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src)
+int mbu_unexp_rekey(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src)
 {
 	struct mbu_qnode *n0, *n2;
 
@@ -272,7 +272,7 @@ int mbx_unexp_rekey(struct mbx_unexp *q, struct mbx_mentry *e, uint64_t src)
 	return 0;
 }
 
-void mbx_unexp_remove(struct mbx_unexp *q, struct mbx_mentry *e)
+void mbu_unexp_remove(struct mbu_unexp *q, struct mbu_mentry *e)
 {
 	struct mbu_qmap *maps[3] = { &q->exact, &q->bytag, &q->bysrc };
 	int i;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
 
 #include "mbu_list.h"
 
@@ -330,6 +331,7 @@ struct mbmpi_req {
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
 	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
+	void *eng;                 /* the engine's own state (host engine: the posted entry) */
 	struct mbmpi_greq greq;
 	struct mbu_dlist link;     /* bsend list */
 };
@@ -405,6 +407,33 @@ struct mbmpi_engine {
 	size_t (*atomic_max)(int kind, int fdt, int fop);
 };
 extern const struct mbmpi_engine mbmpi_tagged_engine;
+extern const struct mbmpi_engine mbmpi_host_engine;
+
+/* One libfabric endpoint and what hangs off it (mbmpi_fab.c): each engine
+ * opens one from the fi_info it chose. */
+struct mbmpi_fab {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	bool rma;                  /* FI_RMA granted */
+	bool atomics;              /* FI_ATOMIC granted */
+	bool virt_addr;            /* initiators name remote memory by address */
+	uint64_t next_key;         /* keys of our choosing, without FI_MR_PROV_KEY */
+};
+int mbmpi_fab_open(struct mbmpi_fab *x, const char *who, enum fi_cq_format format);
+void mbmpi_fab_close(struct mbmpi_fab *x);
+int mbmpi_fab_reg(struct mbmpi_fab *x, void *buf, size_t len, uint64_t access, uint64_t *key,
+		  uint64_t *raddr, void **mr);
+void mbmpi_fab_dereg(void *mr);
+/* Posts f's one-sided operation; the provider's return code. */
+ssize_t mbmpi_fab_rma_issue(struct mbmpi_fab *x, struct mbmpi_fop *f);
+void mbmpi_fab_rma_fill(struct mbmpi_fop *f, const struct mbmpi_rma *op);
+size_t mbmpi_fab_atomic_max(struct mbmpi_fab *x, int kind, int fdt, int fop);
+/* fi_getopt on the endpoint, in MPI's error classes (MPIX_Fabric_getopt). */
+int mbmpi_fab_getopt(struct mbmpi_fab *x, int name, void *val, size_t *len);
 
 /* ---- Process-wide state ---- */
 struct mbmpi_state {

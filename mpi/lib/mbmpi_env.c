@@ -761,6 +761,43 @@ static void mbmpi_read_params(void)
 	mbmpi.spin = (int)mbmpi_env_long("MATCHBOX_MPI_SPIN", 64);
 }
 
+/* Which engine matches: the provider when it is one that matches well
+ * itself (matchbox, and the fabrics whose hardware or library matches), libmpi
+ * otherwise. MATCHBOX_MPI_ENGINE=tagged|host|auto. */
+static const struct mbmpi_engine *mbmpi_choose_engine(void)
+{
+	static const char *const matchers[] = {"matchbox", "cxi", "psm2", "psm3", "opx"};
+	const char *want = mbmpi_env("MATCHBOX_MPI_ENGINE", "auto");
+	const char *prov = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
+	const struct mbmpi_engine *e = NULL;
+	const char *why = "asked for";
+
+	if (!strcmp(want, "tagged")) {
+		e = &mbmpi_tagged_engine;
+	} else if (!strcmp(want, "host")) {
+		e = &mbmpi_host_engine;
+	} else if (!strcmp(want, "auto")) {
+		size_t n = strcspn(prov, ";");
+
+		e = &mbmpi_host_engine;
+		why = "auto: the provider does not match in hardware or in itself";
+		for (size_t i = 0; i < sizeof(matchers) / sizeof(matchers[0]); i++)
+			if (strlen(matchers[i]) == n && !strncmp(prov, matchers[i], n)) {
+				e = &mbmpi_tagged_engine;
+				why = "auto: the provider matches";
+			}
+	} else {
+		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_ENGINE=%s: expected tagged, host or auto\n",
+			want);
+		return NULL;
+	}
+	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
+		fprintf(stderr, "matchbox mpi: %s engine over %s (%s)\n", e->name,
+			e == &mbmpi_host_engine ? mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov) : prov,
+			why);
+	return e;
+}
+
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	MBMPI_GUARD();
@@ -812,7 +849,9 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		mbmpi.world_rank = 0;
 	}
 
-	mbmpi.eng = &mbmpi_tagged_engine;
+	mbmpi.eng = mbmpi_choose_engine();
+	if (!mbmpi.eng)
+		return MPI_ERR_ARG;
 	ret = mbmpi.eng->init();
 	if (ret)
 		return ret;

@@ -19,33 +19,16 @@
 #include <rdma/fi_atomic.h>
 
 static struct {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct mbmpi_fab x;
 	size_t inject;
 	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
 	bool cq_data64;
-	bool rma;                  /* the provider gave FI_RMA and FI_ATOMIC too */
-	bool virt_addr;            /* initiators name remote memory by address */
-	uint64_t next_key;         /* keys of our choosing, without FI_MR_PROV_KEY */
 	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
 } te;
-
-static int te_warn(const char *what, int ret)
-{
-	fprintf(stderr, "matchbox mpi: tagged engine: %s: %s\n", what, fi_strerror(-ret));
-	return MPI_ERR_OTHER;
-}
 
 static int te_init(void)
 {
 	struct fi_info *hints;
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 0,
-				     .wait_obj = FI_WAIT_NONE};
 	const char *prov = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
 	size_t max, limit;
 	int ret;
@@ -66,11 +49,11 @@ static int te_init(void)
 	/* One-sided communication wants the provider's RMA and atomics; a
 	 * provider without them still serves point-to-point. */
 	hints->caps |= FI_RMA | FI_ATOMIC;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.info);
-	te.rma = !ret;
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.x.info);
+	te.x.rma = te.x.atomics = !ret;
 	if (ret) {
 		hints->caps &= ~(uint64_t)(FI_RMA | FI_ATOMIC);
-		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.info);
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.x.info);
 	}
 	fi_freeinfo(hints);
 	if (ret) {
@@ -78,16 +61,15 @@ static int te_init(void)
 			"set MATCHBOX_MPI_PROVIDER\n", prov, fi_strerror(-ret));
 		return MPI_ERR_OTHER;
 	}
-	if (te.info->domain_attr->cq_data_size < 4) {
+	if (te.x.info->domain_attr->cq_data_size < 4) {
 		fprintf(stderr, "matchbox mpi: provider %s carries no 4-byte CQ data\n", prov);
 		return MPI_ERR_OTHER;
 	}
-	te.cq_data64 = te.info->domain_attr->cq_data_size >= 8;
-	te.virt_addr = te.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
-	te.inject = te.info->tx_attr->inject_size;
+	te.cq_data64 = te.x.info->domain_attr->cq_data_size >= 8;
+	te.inject = te.x.info->tx_attr->inject_size;
 
 	/* Chunks are a power of two no larger than the provider allows. */
-	max = te.info->ep_attr->max_msg_size;
+	max = te.x.info->ep_attr->max_msg_size;
 	limit = (size_t)mbmpi_env_long("MATCHBOX_MPI_MAX_MSG", 0);
 	if (limit && limit < max)
 		max = limit;
@@ -100,22 +82,7 @@ static int te_init(void)
 	if (!te.cq_data64)
 		mbmpi.max_msg = SIZE_MAX; /* no room to describe pieces: never chunk */
 
-	if ((ret = fi_fabric(te.info->fabric_attr, &te.fabric, NULL)))
-		return te_warn("fi_fabric", ret);
-	if ((ret = fi_domain(te.fabric, te.info, &te.domain, NULL)))
-		return te_warn("fi_domain", ret);
-	av_attr.count = (size_t)mbmpi.world_size;
-	if ((ret = fi_av_open(te.domain, &av_attr, &te.av, NULL)))
-		return te_warn("fi_av_open", ret);
-	if ((ret = fi_cq_open(te.domain, &cq_attr, &te.cq, NULL)))
-		return te_warn("fi_cq_open", ret);
-	if ((ret = fi_endpoint(te.domain, te.info, &te.ep, NULL)))
-		return te_warn("fi_endpoint", ret);
-	if ((ret = fi_ep_bind(te.ep, &te.av->fid, 0)) ||
-	    (ret = fi_ep_bind(te.ep, &te.cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_enable(te.ep)))
-		return te_warn("endpoint set-up", ret);
-	return MPI_SUCCESS;
+	return mbmpi_fab_open(&te.x, "tagged", FI_CQ_FORMAT_TAGGED);
 }
 
 static void te_fini(void)
@@ -124,29 +91,19 @@ static void te_fini(void)
 
 	while ((it = mbu_dlist_pop(&te.retry)))
 		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
-	if (te.ep)
-		fi_close(&te.ep->fid);
-	if (te.cq)
-		fi_close(&te.cq->fid);
-	if (te.av)
-		fi_close(&te.av->fid);
-	if (te.domain)
-		fi_close(&te.domain->fid);
-	if (te.fabric)
-		fi_close(&te.fabric->fid);
-	fi_freeinfo(te.info);
+	mbmpi_fab_close(&te.x);
 	memset(&te, 0, sizeof(te));
 }
 
 static int te_getname(void *addr, size_t *len)
 {
-	return fi_getname(&te.ep->fid, addr, len);
+	return fi_getname(&te.x.ep->fid, addr, len);
 }
 
 static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	(void)addrlen;
-	return fi_av_insert(te.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+	return fi_av_insert(te.x.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
 }
 
 /* Hands one operation to the provider; 1 when it must wait for resources. */
@@ -159,9 +116,9 @@ static int te_issue(struct mbmpi_fop *f)
 	case MBMPI_FOP_CONT_SEND:
 	case MBMPI_FOP_ACK_SEND:
 		if (f->flags & FI_INJECT)
-			ret = fi_tinjectdata(te.ep, f->buf, f->len, f->data, f->addr, f->tag);
+			ret = fi_tinjectdata(te.x.ep, f->buf, f->len, f->data, f->addr, f->tag);
 		else
-			ret = fi_tsenddata(te.ep, f->buf, f->len, NULL, f->data, f->addr, f->tag,
+			ret = fi_tsenddata(te.x.ep, f->buf, f->len, NULL, f->data, f->addr, f->tag,
 					   &f->ctx);
 		break;
 	case MBMPI_FOP_RECV:
@@ -174,50 +131,14 @@ static int te_issue(struct mbmpi_fop *f)
 				.msg_iov = &iov, .iov_count = f->len || f->buf ? 1 : 0,
 				.addr = f->addr, .tag = f->tag, .ignore = f->ignore,
 				.context = &f->ctx};
-			ret = fi_trecvmsg(te.ep, &m, f->flags | FI_COMPLETION);
+			ret = fi_trecvmsg(te.x.ep, &m, f->flags | FI_COMPLETION);
 		} else {
-			ret = fi_trecv(te.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
+			ret = fi_trecv(te.x.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
 				       &f->ctx);
 		}
 		break;
 	case MBMPI_FOP_RMA:
-		switch (f->rkind) {
-		case MBMPI_RMA_PUT: {
-			/* MPI's flush and fence mean done at the target, which
-			 * a write's default completion need not be. */
-			struct iovec iov = {.iov_base = f->buf, .iov_len = f->len};
-			struct fi_rma_iov rv = {.addr = f->data, .len = f->len, .key = f->key};
-			struct fi_msg_rma m = {.msg_iov = &iov, .iov_count = 1, .addr = f->addr,
-					       .rma_iov = &rv, .rma_iov_count = 1, .context = &f->ctx};
-
-			ret = fi_writemsg(te.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
-			break;
-		}
-		case MBMPI_RMA_GET:
-			ret = fi_read(te.ep, f->buf, f->len, NULL, f->addr, f->data, f->key, &f->ctx);
-			break;
-		case MBMPI_RMA_ATOMIC: {
-			struct fi_ioc ioc = {.addr = f->buf, .count = f->len};
-			struct fi_rma_ioc rc = {.addr = f->data, .count = f->len, .key = f->key};
-			struct fi_msg_atomic m = {.msg_iov = &ioc, .iov_count = 1, .addr = f->addr,
-						  .rma_iov = &rc, .rma_iov_count = 1,
-						  .datatype = (enum fi_datatype)f->fdt,
-						  .op = (enum fi_op)f->fop, .context = &f->ctx};
-
-			ret = fi_atomicmsg(te.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
-			break;
-		}
-		case MBMPI_RMA_FETCH:
-			ret = fi_fetch_atomic(te.ep, f->buf, f->len, NULL, f->res, NULL, f->addr, f->data,
-					      f->key, (enum fi_datatype)f->fdt, (enum fi_op)f->fop,
-					      &f->ctx);
-			break;
-		default:
-			ret = fi_compare_atomic(te.ep, f->buf, f->len, NULL, f->cmp, NULL, f->res, NULL,
-						f->addr, f->data, f->key, (enum fi_datatype)f->fdt,
-						FI_CSWAP, &f->ctx);
-			break;
-		}
+		ret = mbmpi_fab_rma_issue(&te.x, f);
 		break;
 	default:
 		return -FI_EINVAL;
@@ -548,7 +469,7 @@ static int te_progress(void)
 			te_op_finished(f);
 		}
 	}
-	n = fi_cq_read(te.cq, e, 16);
+	n = fi_cq_read(te.x.cq, e, 16);
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++)
 			te_complete(mbu_container_of((struct fi_context2 *)e[i].op_context,
@@ -560,7 +481,7 @@ static int te_progress(void)
 
 		/* An entry without a context belongs to no operation of ours (a
 		 * provider reporting a failed inject): nothing to complete. */
-		if (fi_cq_readerr(te.cq, &err, 0) != 1) {
+		if (fi_cq_readerr(te.x.cq, &err, 0) != 1) {
 			/* raced with another reader: nothing there */
 		} else if (!err.op_context) {
 			fprintf(stderr, "matchbox mpi: an operation without a context failed: %s\n",
@@ -650,85 +571,40 @@ static int te_cancel(struct mbmpi_req *r)
 		}
 	}
 	/* Not found means already matched: the receive completes normally. */
-	fi_cancel(&te.ep->fid, &f->ctx);
+	fi_cancel(&te.x.ep->fid, &f->ctx);
 	return MPI_SUCCESS;
 }
 
 static int te_getopt(int name, void *val, size_t *len)
 {
-	int ret = fi_getopt(&te.ep->fid, FI_OPT_ENDPOINT, name, val, len);
-
-	if (!ret)
-		return MPI_SUCCESS;
-	if (ret == -FI_ENOPROTOOPT || ret == -FI_ENOSYS)
-		return MPI_ERR_UNSUPPORTED_OPERATION;
-	if (ret == -FI_EINVAL || ret == -FI_ETOOSMALL)
-		return MPI_ERR_ARG;
-	return MPI_ERR_OTHER;
+	return mbmpi_fab_getopt(&te.x, name, val, len);
 }
 
 /* ---- One-sided ---- */
 
 static int te_rma_reg(void *buf, size_t len, uint64_t *key, uint64_t *raddr, void **mr)
 {
-	struct fid_mr *m;
-	int ret;
-
-	if (!te.rma)
+	if (!te.x.rma)
 		return MPI_ERR_UNSUPPORTED_OPERATION;
-	ret = fi_mr_reg(te.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
-			0, ++te.next_key, 0, &m, NULL);
-	if (ret) {
-		te_warn("fi_mr_reg", ret);
-		return ret == -FI_ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
-	}
-	*key = fi_mr_key(m);
-	*raddr = te.virt_addr ? (uint64_t)(uintptr_t)buf : 0;
-	*mr = m;
-	return MPI_SUCCESS;
-}
-
-static void te_rma_dereg(void *mr)
-{
-	if (mr)
-		fi_close(&((struct fid_mr *)mr)->fid);
+	return mbmpi_fab_reg(&te.x, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
+			     key, raddr, mr);
 }
 
 static int te_rma(struct mbmpi_req *r, const struct mbmpi_rma *op)
 {
 	struct mbmpi_fop *f;
 
-	if (!te.rma)
+	if (!te.x.rma)
 		return MPI_ERR_UNSUPPORTED_OPERATION;
 	if (!(f = te_fop(r, MBMPI_FOP_RMA)))
 		return MPI_ERR_NO_MEM;
-	f->rkind = op->kind;
-	f->addr = op->addr;
-	f->buf = op->buf;
-	f->len = op->len;
-	f->res = op->result;
-	f->cmp = op->compare;
-	f->data = op->raddr;
-	f->key = op->key;
-	f->fdt = op->fdt;
-	f->fop = op->fop;
+	mbmpi_fab_rma_fill(f, op);
 	return te_post(f);
 }
 
 static size_t te_atomic_max(int kind, int fdt, int fop)
 {
-	size_t count = 0;
-	int ret;
-
-	if (!te.rma)
-		return 0;
-	if (kind == MBMPI_RMA_ATOMIC)
-		ret = fi_atomicvalid(te.ep, (enum fi_datatype)fdt, (enum fi_op)fop, &count);
-	else if (kind == MBMPI_RMA_FETCH)
-		ret = fi_fetch_atomicvalid(te.ep, (enum fi_datatype)fdt, (enum fi_op)fop, &count);
-	else
-		ret = fi_compare_atomicvalid(te.ep, (enum fi_datatype)fdt, FI_CSWAP, &count);
-	return ret ? 0 : count;
+	return mbmpi_fab_atomic_max(&te.x, kind, fdt, fop);
 }
 
 const struct mbmpi_engine mbmpi_tagged_engine = {
@@ -744,7 +620,7 @@ const struct mbmpi_engine mbmpi_tagged_engine = {
 	.getopt = te_getopt,
 	.fini = te_fini,
 	.rma_reg = te_rma_reg,
-	.rma_dereg = te_rma_dereg,
+	.rma_dereg = mbmpi_fab_dereg,
 	.rma = te_rma,
 	.atomic_max = te_atomic_max,
 };

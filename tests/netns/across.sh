@@ -176,8 +176,17 @@ two_hosts() {
 		FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_p2p by clear-to-send (both classes), idle teardown every 20 ms" mpi 2 t_p2p \
 		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
-	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox)" mpi 2 t_p2p \
+	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox; host engine)" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
+	# The host engine across hosts: over matchbox (rendezvous read over the
+	# net wire's RMA, and by clear-to-send), and the tagged engine over rxm.
+	for t in t_p2p t_coll t_win; do
+		check "MPI $t, host engine over matchbox, 2 hosts x 2" mpi 2 "$t" MATCHBOX_MPI_ENGINE=host
+	done
+	check "MPI t_p2p, host engine by clear-to-send, 2 hosts x 2" mpi 2 t_p2p \
+		MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_HOST_RDMA=0
+	check "MPI t_p2p, tagged engine over tcp;ofi_rxm, 2 hosts x 2" mpi 2 t_p2p \
+		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" MATCHBOX_MPI_ENGINE=tagged FI_TCP_IFACE=eth0
 }
 
 # ftx_pingpong on 2 hosts; both ranks' counts at close (FI_LOG_LEVEL=info)

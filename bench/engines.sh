@@ -1,0 +1,97 @@
+#!/bin/bash
+# The two point-to-point engines side by side, in one session on one host:
+# our tagged engine over matchbox (the provider matches), our host engine
+# over matchbox and over shm (libmpi matches, the provider moves bytes),
+# and their Open MPI counterparts on the same machine: CM with mtl/ofi over
+# matchbox (the provider matches) and OB1 over vader (Open MPI matches).
+# Every figure is the best of REPEATS rounds, each round running every
+# configuration once, so drift on this shared machine hits them alike.
+# Prints a table with two ratios: tagged over CM, host over OB1 (the
+# counterpart pairs the issue compares), and writes bench/results/engines.csv.
+# usage: bench/engines.sh [BUILD_DIR] [REPEATS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+reps=${2:-3}
+tmp=$(mktemp -d /tmp/engines.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+out=$here/results
+mkdir -p "$out"
+
+command -v mpicc.openmpi >/dev/null || { echo "missing mpicc.openmpi (scripts/install-deps)"; exit 1; }
+"$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
+mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi" || exit 1
+
+configs=(tagged host host-shm ompi-cm ompi-ob1)
+launch() { # config np args...
+	local c=$1 np=$2
+	shift 2
+	case $c in
+	tagged) MATCHBOX_MPI_ENGINE=tagged "$b/mpi/mpirun" -n "$np" --timeout 120 -x MATCHBOX_MPI_ENGINE \
+		"$tmp/mb.ours" "$@" ;;
+	host) MATCHBOX_MPI_ENGINE=host "$b/mpi/mpirun" -n "$np" --timeout 120 -x MATCHBOX_MPI_ENGINE \
+		"$tmp/mb.ours" "$@" ;;
+	host-shm) MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_PROVIDER=shm "$b/mpi/mpirun" -n "$np" \
+		--timeout 120 -x MATCHBOX_MPI_ENGINE -x MATCHBOX_MPI_PROVIDER "$tmp/mb.ours" "$@" ;;
+	ompi-cm) timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include matchbox \
+		-x FI_PROVIDER_PATH="$b/prov/matchbox" "$tmp/mb.ompi" "$@" ;;
+	ompi-ob1) timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" \
+		--mca pml ob1 "$tmp/mb.ompi" "$@" ;;
+	esac 2>/dev/null
+}
+
+once() { # config np test bytes
+	local c=$1 np=$2
+	shift 2
+	launch "$c" "$np" "$@" | awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1
+}
+
+better() { # a b higher_is_better
+	awk -v a="$1" -v b="$2" -v h="$3" 'BEGIN{exit !(h ? a + 0 > b + 0 : a + 0 < b + 0)}'
+}
+
+ratio() { # ours peer higher_is_better -> speed-up of ours (>1 is better for ours)
+	awk -v o="$1" -v p="$2" -v h="$3" 'BEGIN{
+		if (o == "nan" || p == "nan" || o + 0 == 0 || p + 0 == 0) { print "nan"; exit }
+		printf "%.2f", h ? o / p : p / o }'
+}
+
+printf "%-9s %8s %3s %9s %9s %9s %9s %9s %8s %8s  %s\n" test bytes np tagged host host-shm \
+	ompi-cm ompi-ob1 tag/cm host/ob1 unit
+echo "test,bytes,ranks,unit,higher_is_better,tagged,host,host_shm,ompi_cm,ompi_ob1,tagged_vs_cm,host_vs_ob1" \
+	>"$out/engines.csv"
+row() { # test bytes ranks higher_is_better unit
+	local t=$1 by=$2 np=$3 hib=$4 unit=$5 vals=(nan nan nan nan nan) v i k r1 r2
+	for ((i = 0; i < reps; i++)); do
+		for k in "${!configs[@]}"; do
+			v=$(once "${configs[$k]}" "$np" "$t" "$by")
+			[ -z "$v" ] && continue
+			if [ "${vals[$k]}" = nan ] || better "$v" "${vals[$k]}" "$hib"; then
+				vals[$k]=$v
+			fi
+		done
+	done
+	r1=$(ratio "${vals[0]}" "${vals[3]}" "$hib")
+	r2=$(ratio "${vals[1]}" "${vals[4]}" "$hib")
+	printf "%-9s %8s %3s %9s %9s %9s %9s %9s %8s %8s  %s\n" "$t" "$by" "$np" "${vals[@]}" "$r1" "$r2" "$unit"
+	echo "$t,$by,$np,$unit,$hib,${vals[0]},${vals[1]},${vals[2]},${vals[3]},${vals[4]},$r1,$r2" \
+		>>"$out/engines.csv"
+}
+
+row lat 0 2 0 us
+row lat 8 2 0 us
+row lat 4096 2 0 us
+row lat 65536 2 0 us
+row lat 1048576 2 0 us
+row bw 8 2 1 GB/s
+row bw 65536 2 1 GB/s
+row bw 1048576 2 1 GB/s
+row bw 4194304 2 1 GB/s
+row rate 8 2 1 Mmsg/s
+row allreduce 8 2 0 us
+row allreduce 8 4 0 us
+row allreduce 65536 4 0 us
+echo "ratios are speed-ups (above 1.0: ours faster): tagged engine over Open MPI CM on matchbox,"
+echo "host engine over Open MPI OB1; all in one session, best of $reps rounds"
+echo "wrote $out/engines.csv"

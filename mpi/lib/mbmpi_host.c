@@ -1,0 +1,1001 @@
+/*
+ * The host engine: MPI matching done here, in libmpi, over a provider that
+ * only moves bytes (FI_MSG, and FI_RMA where it has it), the way Open MPI's
+ * OB1 drives its BTLs. Every message starts with a header frame into one of
+ * the receive buffers this engine keeps posted. Small messages travel whole
+ * in that frame and are copied out after the match (eager); larger ones send
+ * a request-to-send, and after the match the receiver reads the data straight
+ * into the user's buffer with fi_read and says so (FIN), or, where either side
+ * has no RMA, asks for it (CTS) and the sender streams fragments into the
+ * receive buffers. Posted receives and unexpected messages live in the same
+ * flat-cost queues as the provider's matcher (util/mbu_match.h), keyed by
+ * (source rank, context id and tag). Ordering rests on the provider's
+ * send-after-send order and on posting everything in issue order.
+ */
+#include "mbmpi.h"
+#include "mbu_match.h"
+#include "mbu_pool.h"
+
+#include <stdio.h>
+#include <sys/uio.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_TYPE_END };
+#define HE_F_SYNC 1u  /* eager: acknowledge after the match */
+#define HE_F_RDMA 2u  /* RTS: raddr/rkey name the data for fi_read */
+#define HE_MAGIC 0x6d68u
+
+/* On the wire. Everything in it is checked before it is used. */
+struct he_hdr {
+	uint8_t type, flags;
+	uint16_t magic;
+	uint32_t ctx;
+	uint32_t src;      /* the sender's rank in the communicator's local group */
+	int32_t tag;
+	uint64_t len;      /* message bytes (EAGER, RTS); fragment bytes (DATA) */
+	uint64_t sid;      /* the sender's id for this message (RTS, CTS, FIN, ACK) */
+	uint64_t rid;      /* the receiver's id (CTS, DATA) */
+	uint64_t raddr, rkey;
+	uint64_t off;      /* DATA: where the fragment goes */
+};
+
+/* Engine operations: the shared fop (context, request, retry link, RMA
+ * fields) and what a frame send needs besides. */
+enum { HE_OP_FRAME = 100, HE_OP_RXBUF, HE_OP_READ };
+struct he_op {
+	struct mbmpi_fop f;
+	struct he_hdr hdr;
+	const void *payload;
+	size_t plen;
+	struct he_rdv *rdv;   /* READ, and DATA frames: the transfer they belong to */
+};
+
+/* A rendezvous in progress on either side, named on the wire by its id. */
+struct he_rdv {
+	struct mbmpi_req *req;
+	void *mr;             /* sender: what the receiver reads */
+	uint64_t id, peer_id;
+	fi_addr_t addr;
+	size_t len, got;      /* receiver: message bytes, bytes arrived */
+	int pending;          /* reads or fragments not yet finished */
+	bool sender;
+};
+
+struct he_posted {
+	struct mbu_mentry e;
+	struct mbmpi_req *req;
+};
+
+struct he_unexp {
+	struct mbu_mentry e;
+	struct he_hdr hdr;
+	void *data;           /* eager payload, copied out of the receive buffer */
+};
+
+/* Sync sends waiting for their acknowledgement and rendezvous transfers are
+ * found by id; the generation in the high half turns a stale or forged id
+ * into a miss. */
+struct he_slot {
+	void *p;
+	uint32_t gen;
+	bool rdv;
+};
+
+static struct {
+	struct mbmpi_fab x;
+	size_t inject, eager, frame, max_msg;
+	bool iov2;                 /* the provider takes a two-piece send */
+	bool rdv_read;             /* rendezvous data is read by the receiver */
+	int nbufs;
+	char *bufs;
+	struct he_op *rxops;
+	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
+	struct mbu_posted posted;
+	struct mbu_unexp unexp;
+	struct he_slot *slots;
+	uint32_t nslots, free_head;
+	struct mbu_dlist retry;
+	bool queues;
+	unsigned long bad_frames;
+} he;
+
+static uint64_t he_key_tag(uint32_t ctx, int tag)
+{
+	return ((uint64_t)ctx << 32) | (uint32_t)tag;
+}
+
+/* ---- Ids ---- */
+
+static uint64_t he_id_new(void *p, bool rdv)
+{
+	uint32_t i;
+
+	if (he.free_head == UINT32_MAX) {
+		uint32_t n = he.nslots ? he.nslots * 2 : 64;
+		struct he_slot *s = realloc(he.slots, n * sizeof(*s));
+
+		if (!s)
+			return 0;
+		/* A free slot's p holds the next free index. */
+		for (i = he.nslots; i < n; i++) {
+			s[i].gen = 1;
+			s[i].rdv = false;
+			s[i].p = (void *)(uintptr_t)(i + 1 < n ? i + 1 : UINT32_MAX);
+		}
+		he.slots = s;
+		he.free_head = he.nslots;
+		he.nslots = n;
+	}
+	i = he.free_head;
+	he.free_head = (uint32_t)(uintptr_t)he.slots[i].p;
+	he.slots[i].p = p;
+	he.slots[i].rdv = rdv;
+	return ((uint64_t)he.slots[i].gen << 32) | i;
+}
+
+static void *he_id_get(uint64_t id, bool rdv)
+{
+	uint32_t i = (uint32_t)id;
+
+	if (i >= he.nslots || he.slots[i].gen != (uint32_t)(id >> 32) || he.slots[i].rdv != rdv)
+		return NULL;
+	return he.slots[i].p;
+}
+
+static void he_id_free(uint64_t id)
+{
+	uint32_t i = (uint32_t)id;
+
+	he.slots[i].gen++;
+	if (!he.slots[i].gen)
+		he.slots[i].gen = 1;
+	he.slots[i].rdv = false;
+	he.slots[i].p = (void *)(uintptr_t)he.free_head;
+	he.free_head = i;
+}
+
+/* ---- Posting ---- */
+
+static int he_issue(struct he_op *o)
+{
+	struct mbmpi_fop *f = &o->f;
+	ssize_t ret;
+
+	switch (f->type) {
+	case HE_OP_FRAME:
+		if (o->plen && he.iov2) {
+			struct iovec iov[2] = {{.iov_base = &o->hdr, .iov_len = sizeof(o->hdr)},
+					       {.iov_base = (void *)o->payload, .iov_len = o->plen}};
+			ret = fi_sendv(he.x.ep, iov, NULL, 2, f->addr, &f->ctx);
+		} else if (o->plen) {
+			ret = fi_send(he.x.ep, f->buf, sizeof(o->hdr) + o->plen, NULL, f->addr,
+				      &f->ctx);
+		} else {
+			ret = fi_send(he.x.ep, &o->hdr, sizeof(o->hdr), NULL, f->addr, &f->ctx);
+		}
+		break;
+	case HE_OP_RXBUF:
+		ret = fi_recv(he.x.ep, f->buf, he.frame, NULL, FI_ADDR_UNSPEC, &f->ctx);
+		break;
+	case HE_OP_READ:
+		ret = fi_read(he.x.ep, f->buf, f->len, NULL, f->addr, f->data, f->key, &f->ctx);
+		break;
+	case MBMPI_FOP_RMA:
+		ret = mbmpi_fab_rma_issue(&he.x, f);
+		break;
+	default:
+		return -FI_EINVAL;
+	}
+	return ret == -FI_EAGAIN ? 1 : (int)ret;
+}
+
+static void he_op_free(struct he_op *o)
+{
+	if (o->f.type == HE_OP_FRAME && o->plen && !he.iov2)
+		free(o->f.buf);
+	mbu_pool_put(&he.ops, o);
+}
+
+static struct he_op *he_op_new(int type, struct mbmpi_req *r)
+{
+	struct he_op *o = mbu_pool_get(&he.ops);
+
+	if (!o)
+		return NULL;
+	memset(o, 0, sizeof(*o));
+	mbu_dlist_init(&o->f.link);
+	o->f.type = type;
+	o->f.req = r;
+	if (r)
+		r->outstanding++;
+	return o;
+}
+
+static void he_req_put(struct mbmpi_req *r)
+{
+	if (r && --r->outstanding == 0)
+		mbmpi_req_done(r);
+}
+
+static void he_op_done(struct he_op *o, int err);
+
+/* In issue order: once one waits, the rest wait behind it. */
+static int he_post(struct he_op *o)
+{
+	int ret;
+
+	if (mbu_dlist_empty(&he.retry)) {
+		ret = he_issue(o);
+		if (ret == 0)
+			return MPI_SUCCESS;
+		if (ret < 0) {
+			fprintf(stderr, "matchbox mpi: rank %d: host engine: posting failed: %s\n",
+				mbmpi.world_rank, fi_strerror(-ret));
+			he_op_done(o, -ret);
+			return MPI_ERR_OTHER;
+		}
+	}
+	mbu_dlist_insert_tail(&o->f.link, &he.retry);
+	return MPI_SUCCESS;
+}
+
+/* A frame: the header, and the payload sent from where it lies (or, for a
+ * provider without two-piece sends, from a copy). */
+static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
+		    const void *payload, size_t plen, struct he_rdv *rdv)
+{
+	struct he_op *o;
+
+	/* Small and nothing queued: injected, done when the call returns. */
+	if (sizeof(*h) + plen <= he.inject && mbu_dlist_empty(&he.retry)) {
+		char buf[sizeof(*h) + plen];
+		ssize_t ret;
+
+		memcpy(buf, h, sizeof(*h));
+		if (plen)
+			memcpy(buf + sizeof(*h), payload, plen);
+		ret = fi_inject(he.x.ep, buf, sizeof(buf), addr);
+		if (ret == 0)
+			return MPI_SUCCESS;
+		if (ret != -FI_EAGAIN) {
+			fprintf(stderr, "matchbox mpi: rank %d: host engine: fi_inject: %s\n",
+				mbmpi.world_rank, fi_strerror((int)-ret));
+			return MPI_ERR_OTHER;
+		}
+	}
+	o = he_op_new(HE_OP_FRAME, r);
+	if (!o)
+		return MPI_ERR_NO_MEM;
+	o->hdr = *h;
+	o->payload = payload;
+	o->plen = plen;
+	o->rdv = rdv;
+	o->f.addr = addr;
+	if (plen && !he.iov2) {
+		o->f.buf = malloc(sizeof(*h) + plen);
+		if (!o->f.buf) {
+			o->plen = 0;
+			he_op_free(o);
+			he_req_put(r);
+			return MPI_ERR_NO_MEM;
+		}
+		memcpy(o->f.buf, h, sizeof(*h));
+		memcpy((char *)o->f.buf + sizeof(*h), payload, plen);
+	}
+	if (rdv)
+		rdv->pending++;
+	return he_post(o);
+}
+
+/* ---- Set-up ---- */
+
+static int he_init(void)
+{
+	const char *prov = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
+				     mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	mbu_dlist_init(&he.retry);
+	he.free_head = UINT32_MAX;
+	if (!hints)
+		return MPI_ERR_NO_MEM;
+	hints->caps = FI_MSG;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->fabric_attr->prov_name = strdup(prov);
+	/* RMA for the rendezvous reads and for windows, atomics for windows;
+	 * a provider with neither still carries everything else. */
+	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+	he.x.rma = he.x.atomics = !ret;
+	if (ret) {
+		hints->caps = FI_MSG | FI_RMA;
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+		he.x.rma = !ret;
+	}
+	if (ret) {
+		hints->caps = FI_MSG;
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+	}
+	fi_freeinfo(hints);
+	if (ret) {
+		fprintf(stderr, "matchbox mpi: host engine: no RDM provider '%s' with FI_MSG (%s); "
+			"set MATCHBOX_MPI_HOST_PROVIDERS\n", prov, fi_strerror(-ret));
+		return MPI_ERR_OTHER;
+	}
+	/* =0: rendezvous by clear-to-send even with RMA, to test and compare. */
+	he.rdv_read = he.x.rma && mbmpi_env_long("MATCHBOX_MPI_HOST_RDMA", 1) != 0;
+	he.inject = he.x.info->tx_attr->inject_size;
+	he.iov2 = he.x.info->tx_attr->iov_limit >= 2;
+	he.max_msg = he.x.info->ep_attr->max_msg_size;
+	he.eager = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER", 8192);
+	if (he.eager < 64)
+		he.eager = 64;
+	if (he.eager + sizeof(struct he_hdr) > he.max_msg)
+		he.eager = he.max_msg > 2 * sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr)
+								  : sizeof(struct he_hdr);
+	he.frame = sizeof(struct he_hdr) + he.eager;
+	he.nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
+	if (he.nbufs < 4)
+		he.nbufs = 4;
+	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
+
+	if ((ret = mbmpi_fab_open(&he.x, "host", FI_CQ_FORMAT_MSG)))
+		return ret;
+	if (mbu_pool_init(&he.ops, sizeof(struct he_op), 256, 0) ||
+	    mbu_pool_init(&he.rdvs, sizeof(struct he_rdv), 64, 0) ||
+	    mbu_pool_init(&he.posted_pool, sizeof(struct he_posted), 256, 0) ||
+	    mbu_pool_init(&he.unexp_pool, sizeof(struct he_unexp), 256, 0) ||
+	    mbu_posted_init(&he.posted))
+		return MPI_ERR_NO_MEM;
+	if (mbu_unexp_init(&he.unexp)) {
+		mbu_posted_fini(&he.posted);
+		return MPI_ERR_NO_MEM;
+	}
+	he.queues = true;
+	he.bufs = malloc((size_t)he.nbufs * he.frame);
+	he.rxops = calloc((size_t)he.nbufs, sizeof(*he.rxops));
+	if (!he.bufs || !he.rxops)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < he.nbufs; i++) {
+		struct he_op *o = &he.rxops[i];
+
+		mbu_dlist_init(&o->f.link);
+		o->f.type = HE_OP_RXBUF;
+		o->f.buf = he.bufs + (size_t)i * he.frame;
+		if ((ret = he_issue(o)) != 0) {
+			fprintf(stderr, "matchbox mpi: host engine: cannot post receive buffers: %s\n",
+				fi_strerror(ret < 0 ? -ret : FI_EAGAIN));
+			return MPI_ERR_OTHER;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+static void he_fini(void)
+{
+	struct mbu_dlist *it;
+
+	while ((it = mbu_dlist_pop(&he.retry))) {
+		struct he_op *o = (struct he_op *)mbu_container_of(it, struct mbmpi_fop, link);
+
+		if (o->f.type != HE_OP_RXBUF)
+			he_op_free(o);
+	}
+	/* Closing the endpoint first retires the posted buffers. */
+	mbmpi_fab_close(&he.x);
+	if (he.queues) {
+		mbu_dlist_foreach(&he.unexp.all, it)
+			free(mbu_container_of(mbu_unexp_entry_of_all(it), struct he_unexp, e)->data);
+		mbu_posted_fini(&he.posted);
+		mbu_unexp_fini(&he.unexp);
+	}
+	mbu_pool_fini(&he.ops);
+	mbu_pool_fini(&he.rdvs);
+	mbu_pool_fini(&he.posted_pool);
+	mbu_pool_fini(&he.unexp_pool);
+	free(he.bufs);
+	free(he.rxops);
+	free(he.slots);
+	memset(&he, 0, sizeof(he));
+}
+
+static int he_getname(void *addr, size_t *len)
+{
+	return fi_getname(&he.x.ep->fid, addr, len);
+}
+
+static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
+{
+	(void)addrlen;
+	return fi_av_insert(he.x.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+}
+
+/* ---- Sending ---- */
+
+static int he_send(struct mbmpi_req *r)
+{
+	struct mbmpi_comm *c = r->comm;
+	fi_addr_t addr = c->addr[r->peer];
+	struct he_hdr h = {.magic = HE_MAGIC, .ctx = r->ctx, .src = (uint32_t)c->rank,
+			   .tag = r->tag, .len = r->clen};
+	int ret;
+
+	r->outstanding++; /* held until everything is posted */
+	if (r->clen <= he.eager) {
+		h.type = HE_EAGER;
+		if (r->mode == MBMPI_SYNC) {
+			h.flags = HE_F_SYNC;
+			h.sid = he_id_new(r, false);
+			if (!h.sid) {
+				r->err = MPI_ERR_NO_MEM;
+				goto out;
+			}
+			r->outstanding++; /* the acknowledgement */
+		}
+		if ((ret = he_frame(r, addr, &h, r->cbuf, r->clen, NULL))) {
+			r->err = ret;
+			if (h.sid) {
+				he_id_free(h.sid);
+				r->outstanding--;
+			}
+		}
+	} else {
+		struct he_rdv *v = mbu_pool_get(&he.rdvs);
+
+		if (!v) {
+			r->err = MPI_ERR_NO_MEM;
+			goto out;
+		}
+		memset(v, 0, sizeof(*v));
+		v->sender = true;
+		v->req = r;
+		v->addr = addr;
+		v->len = r->clen;
+		v->id = he_id_new(v, true);
+		if (!v->id) {
+			mbu_pool_put(&he.rdvs, v);
+			r->err = MPI_ERR_NO_MEM;
+			goto out;
+		}
+		h.type = HE_RTS;
+		h.sid = v->id;
+		if (he.rdv_read && !mbmpi_fab_reg(&he.x, r->cbuf, r->clen, FI_REMOTE_READ, &h.rkey,
+					       &h.raddr, &v->mr))
+			h.flags |= HE_F_RDMA;
+		/* Done at FIN (the receiver read it), or when the last fragment
+		 * the CTS asked for has gone. */
+		r->outstanding++;
+		if ((ret = he_frame(r, addr, &h, NULL, 0, NULL))) {
+			r->err = ret;
+			r->outstanding--;
+			he_id_free(v->id);
+			mbmpi_fab_dereg(v->mr);
+			mbu_pool_put(&he.rdvs, v);
+		}
+	}
+out:
+	he_req_put(r);
+	return MPI_SUCCESS;
+}
+
+static void he_rdv_free(struct he_rdv *v)
+{
+	he_id_free(v->id);
+	mbmpi_fab_dereg(v->mr);
+	mbu_pool_put(&he.rdvs, v);
+}
+
+/* CTS at the sender: the whole message in fragments, each into one of the
+ * receiver's buffers. */
+static void he_on_cts(const struct he_hdr *h)
+{
+	struct he_rdv *v = he_id_get(h->sid, true);
+	struct mbmpi_req *r;
+
+	if (!v || !v->sender || v->peer_id) {
+		he.bad_frames++;
+		return;
+	}
+	r = v->req;
+	v->peer_id = h->rid;
+	v->pending++; /* held while posting */
+	for (size_t off = 0; off < v->len; off += he.eager) {
+		struct he_hdr d = {.type = HE_DATA, .magic = HE_MAGIC, .rid = h->rid, .off = off,
+				   .len = v->len - off < he.eager ? v->len - off : he.eager};
+
+		if (he_frame(NULL, v->addr, &d, (char *)r->cbuf + off, d.len, v)) {
+			r->err = MPI_ERR_OTHER;
+			break;
+		}
+	}
+	if (--v->pending == 0) {
+		he_rdv_free(v);
+		he_req_put(r);
+	}
+}
+
+/* ---- Receiving ---- */
+
+static bool he_src_ok(struct mbmpi_req *r, const struct he_hdr *h)
+{
+	if (h->src < (uint32_t)r->comm->size)
+		return true;
+	fprintf(stderr, "matchbox mpi: host engine: dropped a message with a bad source %u\n",
+		h->src);
+	r->err = MPI_ERR_INTERN;
+	return false;
+}
+
+static void he_fill_status(struct mbmpi_req *r, const struct he_hdr *h)
+{
+	r->status.MPI_SOURCE = (int)h->src;
+	r->status.MPI_TAG = h->tag;
+	r->status.mbmpi_bytes = h->len < r->clen ? h->len : r->clen;
+	if (h->len > r->clen)
+		r->err = MPI_ERR_TRUNCATE;
+}
+
+static void he_send_ctl(struct mbmpi_req *r, int type, const struct he_hdr *about, uint64_t rid)
+{
+	struct he_hdr h = {.type = (uint8_t)type, .magic = HE_MAGIC, .sid = about->sid,
+			   .rid = rid};
+
+	if (he_frame(NULL, r->comm->addr[about->src], &h, NULL, 0, NULL))
+		r->err = MPI_ERR_OTHER;
+}
+
+/* A matched request-to-send: read the data, or ask for it. */
+static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
+{
+	struct he_rdv *v;
+	size_t want;
+
+	he_fill_status(r, h);
+	want = r->status.mbmpi_bytes;
+	v = mbu_pool_get(&he.rdvs);
+	if (!v || !(memset(v, 0, sizeof(*v)), v->id = he_id_new(v, true))) {
+		if (v)
+			mbu_pool_put(&he.rdvs, v);
+		r->err = MPI_ERR_NO_MEM;
+		he_req_put(r);
+		return;
+	}
+	v->req = r;
+	v->peer_id = h->sid;
+	v->addr = r->comm->addr[h->src];
+	v->len = h->len;
+	if ((h->flags & HE_F_RDMA) && he.rdv_read) {
+		v->pending = 1; /* held while posting */
+		for (size_t off = 0; off < want; off += he.max_msg) {
+			struct he_op *o = he_op_new(HE_OP_READ, NULL);
+
+			if (!o) {
+				r->err = MPI_ERR_NO_MEM;
+				break;
+			}
+			o->rdv = v;
+			o->f.buf = (char *)r->cbuf + off;
+			o->f.len = want - off < he.max_msg ? want - off : he.max_msg;
+			o->f.addr = v->addr;
+			o->f.data = h->raddr + off;
+			o->f.key = h->rkey;
+			v->pending++;
+			he_post(o);
+		}
+		if (--v->pending == 0) {
+			/* nothing to read (or nothing could be posted) */
+			struct he_hdr fin = {.sid = v->peer_id, .src = h->src};
+
+			he_send_ctl(r, HE_FIN, &fin, 0);
+			he_rdv_free(v);
+			he_req_put(r);
+		}
+		return;
+	}
+	/* Every fragment comes, also those past a short buffer (dropped). */
+	if (!v->len) {
+		he_rdv_free(v);
+		he_req_put(r);
+		return;
+	}
+	{
+		struct he_hdr about = {.sid = h->sid, .src = h->src};
+
+		he_send_ctl(r, HE_CTS, &about, v->id);
+	}
+}
+
+/* A message met its receive. */
+static void he_deliver(struct mbmpi_req *r, const struct he_hdr *h, const void *data)
+{
+	if (!he_src_ok(r, h)) {
+		he_req_put(r);
+		return;
+	}
+	if (h->type == HE_RTS) {
+		he_rdv_recv(r, h);
+		return;
+	}
+	he_fill_status(r, h);
+	if (r->status.mbmpi_bytes)
+		memcpy(r->cbuf, data, r->status.mbmpi_bytes);
+	if (h->flags & HE_F_SYNC)
+		he_send_ctl(r, HE_ACK, h, 0);
+	he_req_put(r);
+}
+
+static int he_recv(struct mbmpi_req *r)
+{
+	struct he_posted *p;
+	struct mbu_mentry *m;
+	uint64_t src = r->peer == MPI_ANY_SOURCE ? MBU_SRC_ANY : (uint64_t)r->peer;
+	uint64_t ignore = r->tag == MPI_ANY_TAG ? 0xffffffffull : 0;
+	uint64_t tag = he_key_tag(r->ctx, r->tag == MPI_ANY_TAG ? 0 : r->tag);
+
+	r->outstanding++;
+	if (r->claimed) {
+		struct he_unexp *u = r->claimed->res;
+
+		mbmpi_fop_free(r->claimed);
+		r->claimed = NULL;
+		he_deliver(r, &u->hdr, u->data);
+		free(u->data);
+		mbu_pool_put(&he.unexp_pool, u);
+		return MPI_SUCCESS;
+	}
+	m = mbu_unexp_match(&he.unexp, src, tag, ignore);
+	if (m) {
+		struct he_unexp *u = mbu_container_of(m, struct he_unexp, e);
+
+		mbu_unexp_remove(&he.unexp, m);
+		he_deliver(r, &u->hdr, u->data);
+		free(u->data);
+		mbu_pool_put(&he.unexp_pool, u);
+		return MPI_SUCCESS;
+	}
+	p = mbu_pool_get(&he.posted_pool);
+	if (!p || mbu_posted_insert(&he.posted, &p->e, src, tag, ignore)) {
+		if (p)
+			mbu_pool_put(&he.posted_pool, p);
+		r->err = MPI_ERR_NO_MEM;
+		he_req_put(r);
+		return MPI_SUCCESS;
+	}
+	p->req = r;
+	r->eng = p;
+	return MPI_SUCCESS;
+}
+
+static void he_on_match_frame(const struct he_hdr *h, const void *data)
+{
+	struct mbu_mentry *m = mbu_posted_match(&he.posted, h->src, he_key_tag(h->ctx, h->tag));
+	struct he_unexp *u;
+
+	if (m) {
+		struct he_posted *p = mbu_container_of(m, struct he_posted, e);
+		struct mbmpi_req *r = p->req;
+
+		mbu_posted_remove(&he.posted, m);
+		mbu_pool_put(&he.posted_pool, p);
+		r->eng = NULL;
+		he_deliver(r, h, data);
+		return;
+	}
+	u = mbu_pool_get(&he.unexp_pool);
+	if (u) {
+		u->hdr = *h;
+		u->data = NULL;
+		if (h->type == HE_EAGER && h->len && !(u->data = malloc(h->len))) {
+			mbu_pool_put(&he.unexp_pool, u);
+			u = NULL;
+		} else if (u->data) {
+			memcpy(u->data, data, h->len);
+		}
+	}
+	if (!u || mbu_unexp_insert(&he.unexp, &u->e, h->src, he_key_tag(h->ctx, h->tag))) {
+		/* Nowhere to keep it: say so rather than lose it quietly. */
+		fprintf(stderr, "matchbox mpi: rank %d: host engine: out of memory for an "
+			"unexpected message; it is lost\n", mbmpi.world_rank);
+		if (u) {
+			free(u->data);
+			mbu_pool_put(&he.unexp_pool, u);
+		}
+	}
+}
+
+static void he_on_data(const struct he_hdr *h, const void *data)
+{
+	struct he_rdv *v = he_id_get(h->rid, true);
+	struct mbmpi_req *r;
+
+	if (!v || v->sender || h->off > v->len || h->len > v->len - h->off) {
+		he.bad_frames++;
+		return;
+	}
+	r = v->req;
+	if (h->off < r->clen)
+		memcpy((char *)r->cbuf + h->off, data,
+		       r->clen - h->off < h->len ? r->clen - h->off : h->len);
+	v->got += h->len;
+	if (v->got == v->len) {
+		he_rdv_free(v);
+		he_req_put(r);
+	}
+}
+
+static void he_on_frame(const void *buf, size_t n)
+{
+	struct he_hdr h;
+
+	if (n < sizeof(h)) {
+		he.bad_frames++;
+		return;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != HE_MAGIC || !h.type || h.type >= HE_TYPE_END) {
+		he.bad_frames++;
+		return;
+	}
+	switch (h.type) {
+	case HE_EAGER:
+		if (h.len > he.eager || n != sizeof(h) + h.len) {
+			he.bad_frames++;
+			return;
+		}
+		he_on_match_frame(&h, (const char *)buf + sizeof(h));
+		return;
+	case HE_RTS:
+		he_on_match_frame(&h, NULL);
+		return;
+	case HE_CTS:
+		he_on_cts(&h);
+		return;
+	case HE_DATA:
+		if (h.len > he.eager || n != sizeof(h) + h.len) {
+			he.bad_frames++;
+			return;
+		}
+		he_on_data(&h, (const char *)buf + sizeof(h));
+		return;
+	case HE_FIN: {
+		struct he_rdv *v = he_id_get(h.sid, true);
+		struct mbmpi_req *r;
+
+		if (!v || !v->sender || !v->mr) {
+			he.bad_frames++;
+			return;
+		}
+		r = v->req;
+		he_rdv_free(v);
+		he_req_put(r);
+		return;
+	}
+	default: { /* HE_ACK */
+		struct mbmpi_req *r = he_id_get(h.sid, false);
+
+		if (!r) {
+			he.bad_frames++;
+			return;
+		}
+		he_id_free(h.sid);
+		he_req_put(r);
+		return;
+	}
+	}
+}
+
+/* ---- Completions ---- */
+
+static void he_op_done(struct he_op *o, int err)
+{
+	struct mbmpi_req *r = o->f.req;
+	struct he_rdv *v = o->rdv;
+
+	if (err && r)
+		r->err = err == FI_ECANCELED ? r->err : MPI_ERR_OTHER;
+	if (o->f.type == HE_OP_READ) {
+		struct mbmpi_req *rr = v->req;
+
+		if (err)
+			rr->err = MPI_ERR_OTHER;
+		he_op_free(o);
+		if (--v->pending == 0) {
+			struct he_hdr fin = {.sid = v->peer_id};
+			int src = rr->status.MPI_SOURCE;
+
+			fin.src = (uint32_t)src;
+			he_send_ctl(rr, HE_FIN, &fin, 0);
+			he_rdv_free(v);
+			he_req_put(rr);
+		}
+		return;
+	}
+	he_op_free(o);
+	if (v && --v->pending == 0) {
+		/* the last fragment a CTS asked for has gone */
+		struct mbmpi_req *sr = v->req;
+
+		if (err)
+			sr->err = MPI_ERR_OTHER;
+		he_rdv_free(v);
+		he_req_put(sr);
+	}
+	he_req_put(r);
+}
+
+static int he_progress(void)
+{
+	struct fi_cq_msg_entry e[16];
+	struct mbu_dlist *it;
+	ssize_t n;
+	int done = 0;
+
+	while ((it = he.retry.next) != &he.retry) {
+		struct he_op *o = (struct he_op *)mbu_container_of(it, struct mbmpi_fop, link);
+		int ret = he_issue(o);
+
+		if (ret == 1)
+			break;
+		mbu_dlist_remove(it);
+		if (ret < 0)
+			he_op_done(o, -ret);
+	}
+	n = fi_cq_read(he.x.cq, e, 16);
+	if (n > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			struct he_op *o = (struct he_op *)mbu_container_of(
+				(struct fi_context2 *)e[i].op_context, struct mbmpi_fop, ctx);
+
+			if (o->f.type == HE_OP_RXBUF) {
+				he_on_frame(o->f.buf, e[i].len);
+				if (he_issue(o) == 1)
+					mbu_dlist_insert_tail(&o->f.link, &he.retry);
+			} else {
+				he_op_done(o, 0);
+			}
+		}
+		done += (int)n;
+	} else if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = {0};
+
+		if (fi_cq_readerr(he.x.cq, &err, 0) == 1 && err.op_context) {
+			struct he_op *o = (struct he_op *)mbu_container_of(
+				(struct fi_context2 *)err.op_context, struct mbmpi_fop, ctx);
+			int code = err.err < 0 ? -err.err : err.err;
+
+			if (o->f.type == HE_OP_RXBUF) {
+				if (code != FI_ECANCELED && he_issue(o) == 1)
+					mbu_dlist_insert_tail(&o->f.link, &he.retry);
+			} else {
+				fprintf(stderr, "matchbox mpi: rank %d: host engine: an operation "
+					"failed: %s\n", mbmpi.world_rank, fi_strerror(code));
+				he_op_done(o, code);
+			}
+			done++;
+		}
+	} else if (n < 0 && n != -FI_EAGAIN) {
+		fprintf(stderr, "matchbox mpi: host engine: fi_cq_read: %s\n", fi_strerror((int)-n));
+	}
+	return done;
+}
+
+/* ---- Probe and cancel ---- */
+
+static int he_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *flag,
+		    MPI_Status *st, struct mbmpi_msg **msg)
+{
+	uint64_t s = src == MPI_ANY_SOURCE ? MBU_SRC_ANY : (uint64_t)src;
+	uint64_t ignore = tag == MPI_ANY_TAG ? 0xffffffffull : 0;
+	struct mbu_mentry *m;
+	struct he_unexp *u;
+
+	he_progress();
+	m = mbu_unexp_match(&he.unexp, s, he_key_tag(c->ctx, tag == MPI_ANY_TAG ? 0 : tag), ignore);
+	if (!m) {
+		*flag = 0;
+		return MPI_SUCCESS;
+	}
+	u = mbu_container_of(m, struct he_unexp, e);
+	if (u->hdr.src >= (uint32_t)c->size) {
+		*flag = 0;
+		return MPI_ERR_OTHER;
+	}
+	*flag = 1;
+	st->MPI_SOURCE = (int)u->hdr.src;
+	st->MPI_TAG = u->hdr.tag;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->mbmpi_cancelled = 0;
+	st->mbmpi_bytes = u->hdr.len;
+	if (claim) {
+		struct mbmpi_fop *f = mbmpi_fop_alloc();
+
+		*msg = malloc(sizeof(**msg));
+		if (!f || !*msg) {
+			if (f)
+				mbmpi_fop_free(f);
+			free(*msg);
+			*msg = NULL;
+			return MPI_ERR_NO_MEM;
+		}
+		mbu_unexp_remove(&he.unexp, m);
+		f->res = u;
+		(*msg)->fop = f;
+		(*msg)->comm = c;
+		(*msg)->status = *st;
+	}
+	return MPI_SUCCESS;
+}
+
+static int he_cancel(struct mbmpi_req *r)
+{
+	struct he_posted *p = r->eng;
+
+	if (r->kind != MBMPI_REQ_RECV || !p || r->complete)
+		return MPI_SUCCESS;
+	mbu_posted_remove(&he.posted, &p->e);
+	mbu_pool_put(&he.posted_pool, p);
+	r->eng = NULL;
+	r->status.mbmpi_cancelled = 1;
+	he_req_put(r);
+	return MPI_SUCCESS;
+}
+
+/* ---- One-sided, on the same endpoint ---- */
+
+static int he_rma_reg(void *buf, size_t len, uint64_t *key, uint64_t *raddr, void **mr)
+{
+	if (!he.x.rma)
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	return mbmpi_fab_reg(&he.x, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
+			     key, raddr, mr);
+}
+
+static int he_rma(struct mbmpi_req *r, const struct mbmpi_rma *op)
+{
+	struct he_op *o;
+
+	if (!he.x.rma || (op->kind != MBMPI_RMA_PUT && op->kind != MBMPI_RMA_GET && !he.x.atomics))
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	if (!(o = he_op_new(MBMPI_FOP_RMA, r)))
+		return MPI_ERR_NO_MEM;
+	mbmpi_fab_rma_fill(&o->f, op);
+	return he_post(o);
+}
+
+static int he_getopt(int name, void *val, size_t *len)
+{
+	return mbmpi_fab_getopt(&he.x, name, val, len);
+}
+
+static size_t he_atomic_max(int kind, int fdt, int fop)
+{
+	return mbmpi_fab_atomic_max(&he.x, kind, fdt, fop);
+}
+
+const struct mbmpi_engine mbmpi_host_engine = {
+	.name = "host",
+	.init = he_init,
+	.getname = he_getname,
+	.insert = he_insert,
+	.send = he_send,
+	.recv = he_recv,
+	.probe = he_probe,
+	.cancel = he_cancel,
+	.progress = he_progress,
+	.getopt = he_getopt,
+	.fini = he_fini,
+	.rma_reg = he_rma_reg,
+	.rma_dereg = mbmpi_fab_dereg,
+	.rma = he_rma,
+	.atomic_max = he_atomic_max,
+};

@@ -393,6 +393,9 @@ static void he_fini(void)
 	}
 	/* Closing the endpoint first retires the posted buffers. */
 	mbmpi_fab_close(&he.x);
+	if (he.bad_frames)
+		fprintf(stderr, "matchbox mpi: rank %d: host engine: dropped %lu malformed or "
+			"stray frames\n", mbmpi.world_rank, he.bad_frames);
 	if (he.queues) {
 		mbu_dlist_foreach(&he.unexp.all, it)
 			free(mbu_container_of(mbu_unexp_entry_of_all(it), struct he_unexp, e)->data);

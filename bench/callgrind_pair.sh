@@ -1,0 +1,100 @@
+#!/bin/bash
+# Instructions per 8-byte message on the sending and on the receiving side
+# (bench/mpi/cgpair.c under valgrind --tool=callgrind), split by where they
+# are spent: the MPI library, the matchbox provider, libfabric itself (with
+# its built-in providers such as shm, tcp, rxm), libc, and the rest.
+# Instruction counts repeat run to run, unlike times on this machine.
+# N stays small (32) so that every sender's messages fit what the receiver's
+# side holds while it sleeps: a sender that has to wait would count its spin.
+# Configurations: our tagged and host engines over matchbox, and Open MPI
+# 4.1 over vader (OB1: Open MPI matches) and CM over matchbox (the provider
+# matches). Writes bench/results/callgrind_pair.txt.
+# usage: bench/callgrind_pair.sh [BUILD_DIR] [N]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+n=${2:-32}
+tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+out=$here/results
+mkdir -p "$out"
+"$b/mpi/mpicc" -O2 -g "$here/mpi/cgpair.c" -o "$tmp/cg.ours" || exit 1
+have_ompi=0
+command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -g "$here/mpi/cgpair.c" -o "$tmp/cg.ompi" &&
+	have_ompi=1
+
+vg() { # tag -> the valgrind command line for one configuration
+	echo valgrind -q --tool=callgrind --collect-atstart=no \
+		--callgrind-out-file="$tmp/$1.%q{PMIX_RANK}.out"
+}
+
+run() { # config
+	case $1 in
+	tagged | host)
+		MATCHBOX_MPI_ENGINE=$1 "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE \
+			$(vg "$1") "$tmp/cg.ours" "$n" ;;
+	ompi-ob1)
+		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml ob1 \
+			$(vg "$1") "$tmp/cg.ompi" "$n" ;;
+	ompi-cm)
+		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml cm \
+			--mca mtl ofi --mca mtl_ofi_provider_include matchbox \
+			-x FI_PROVIDER_PATH="$b/prov/matchbox" $(vg "$1") "$tmp/cg.ompi" "$n" ;;
+	esac >/dev/null 2>&1
+}
+
+# Self cost of each object in one callgrind output, in instructions.
+by_object() {
+	awk '
+	# Names are compressed: "(id) path" the first time, "(id)" after,
+	# and the first time may be in a callee line (cob=).
+	function obname(s) {
+		if (!match(s, /^\([0-9]+\)/)) return s
+		id = substr(s, 1, RLENGTH); rest = substr(s, RLENGTH + 2)
+		if (rest != "") name[id] = rest
+		return name[id]
+	}
+	/^ob=/ { ob = obname(substr($0, 4)); next }
+	/^cob=/ { obname(substr($0, 5)); next }
+	/^calls=/ { skip = 1; next }
+	/^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $NF; next }
+	END { for (o in cost) print cost[o], o }' "$1"
+}
+
+classify() { # object path -> class
+	case $1 in
+	*libmatchbox-fi*) echo provider ;;
+	*libfabric*) echo libfabric ;;
+	*/libc.so* | *libc-*) echo libc ;;
+	*/libmpi.so* | *openmpi/lib/* | *libopen-pal* | *libopen-rte* | *mca_*) echo mpi ;;
+	*) echo other ;;
+	esac
+}
+
+configs=(tagged host)
+[ $have_ompi = 1 ] && configs+=(ompi-ob1 ompi-cm)
+{
+	printf "instructions per 8-byte message (N=%d, steady state), by library\n" "$n"
+	printf "%-9s %-8s %9s %9s %9s %9s %9s %9s\n" config side total mpi provider libfabric libc other
+	for c in "${configs[@]}"; do
+		run "$c"
+		for r in 0 1; do
+			f=$tmp/$c.$r.out
+			side=$([ $r = 0 ] && echo send || echo receive)
+			if [ ! -s "$f" ]; then
+				printf "%-9s %-8s %9s\n" "$c" "$side" "no data"
+				continue
+			fi
+			declare -A sum=([mpi]=0 [provider]=0 [libfabric]=0 [libc]=0 [other]=0)
+			while read -r cost obj; do
+				k=$(classify "$obj")
+				sum[$k]=$((${sum[$k]} + cost))
+			done < <(by_object "$f")
+			tot=$((sum[mpi] + sum[provider] + sum[libfabric] + sum[libc] + sum[other]))
+			printf "%-9s %-8s %9d %9d %9d %9d %9d %9d\n" "$c" "$side" $((tot / n)) \
+				$((sum[mpi] / n)) $((sum[provider] / n)) $((sum[libfabric] / n)) \
+				$((sum[libc] / n)) $((sum[other] / n))
+			unset sum
+		done
+	done
+} | tee "$out/callgrind_pair.txt"

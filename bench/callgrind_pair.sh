@@ -9,11 +9,12 @@
 # Configurations: our tagged and host engines over matchbox, and Open MPI
 # 4.1 over vader (OB1: Open MPI matches) and CM over matchbox (the provider
 # matches). Writes bench/results/callgrind_pair.txt.
-# usage: bench/callgrind_pair.sh [BUILD_DIR] [N]
+# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 n=${2:-32}
+mode=${3:-}  # "blocking": MPI_Send/MPI_Recv instead of Isend/Irecv + Wait
 tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results
@@ -32,14 +33,14 @@ run() { # config
 	case $1 in
 	tagged | host)
 		MATCHBOX_MPI_ENGINE=$1 "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE \
-			$(vg "$1") "$tmp/cg.ours" "$n" ;;
+			$(vg "$1") "$tmp/cg.ours" "$n" $mode ;;
 	ompi-ob1)
 		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml ob1 \
-			$(vg "$1") "$tmp/cg.ompi" "$n" ;;
+			$(vg "$1") "$tmp/cg.ompi" "$n" $mode ;;
 	ompi-cm)
 		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml cm \
 			--mca mtl ofi --mca mtl_ofi_provider_include matchbox \
-			-x FI_PROVIDER_PATH="$b/prov/matchbox" $(vg "$1") "$tmp/cg.ompi" "$n" ;;
+			-x FI_PROVIDER_PATH="$b/prov/matchbox" $(vg "$1") "$tmp/cg.ompi" "$n" $mode ;;
 	esac >/dev/null 2>&1
 }
 
@@ -74,7 +75,7 @@ classify() { # object path -> class
 configs=(tagged host)
 [ $have_ompi = 1 ] && configs+=(ompi-ob1 ompi-cm)
 {
-	printf "instructions per 8-byte message (N=%d, steady state), by library\n" "$n"
+	printf "instructions per 8-byte message (N=%d, steady state%s), by library\n" "$n" "${mode:+, $mode}"
 	printf "%-9s %-8s %9s %9s %9s %9s %9s %9s\n" config side total mpi provider libfabric libc other
 	for c in "${configs[@]}"; do
 		run "$c"
@@ -97,4 +98,4 @@ configs=(tagged host)
 			unset sum
 		done
 	done
-} | tee "$out/callgrind_pair.txt"
+} | tee "$out/callgrind_pair${mode:+_$mode}.txt"

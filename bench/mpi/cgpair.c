@@ -8,14 +8,18 @@
  * valgrind --tool=callgrind --collect-atstart=no; bench/callgrind_pair.sh
  * does, and splits the counts by library. A warm-up round first fills the
  * pools and connections, so the measured round is the steady state.
+ * With "blocking", the loops are MPI_Send and MPI_Recv instead.
  * Without valgrind it still runs (the client requests are no-ops).
- * usage: cgpair [N]
+ * usage: cgpair [N [blocking]]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <valgrind/callgrind.h>
+
+static int blocking;
 
 static void round_of(int rank, int n, int measured)
 {
@@ -28,6 +32,10 @@ static void round_of(int rank, int n, int measured)
 		for (int i = 0; i < n; i++) {
 			MPI_Request r;
 
+			if (blocking) {
+				MPI_Send(buf, 8, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+				continue;
+			}
 			MPI_Isend(buf, 8, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &r);
 			MPI_Wait(&r, MPI_STATUS_IGNORE);
 		}
@@ -41,6 +49,10 @@ static void round_of(int rank, int n, int measured)
 		for (int i = 0; i < n; i++) {
 			MPI_Request r;
 
+			if (blocking) {
+				MPI_Recv(buf, 8, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				continue;
+			}
 			MPI_Irecv(buf, 8, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &r);
 			MPI_Wait(&r, MPI_STATUS_IGNORE);
 		}
@@ -54,12 +66,14 @@ int main(int argc, char **argv)
 {
 	int rank, n = argc > 1 ? atoi(argv[1]) : 100;
 
+	blocking = argc > 2 && !strcmp(argv[2], "blocking");
+
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	round_of(rank, n, 0);
 	round_of(rank, n, 1);
 	if (rank == 0)
-		printf("cgpair %d messages\n", n);
+		printf("cgpair %d messages%s\n", n, blocking ? " (blocking)" : "");
 	MPI_Finalize();
 	return 0;
 }

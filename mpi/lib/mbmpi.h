@@ -394,6 +394,11 @@ struct mbmpi_engine {
 	int (*probe)(struct mbmpi_comm *c, int src, int tag, bool claim, int *flag,
 		     MPI_Status *st, struct mbmpi_msg **msg);
 	int (*cancel)(struct mbmpi_req *r);
+	/* A blocking standard send of contiguous bytes, done when it returns
+	 * (no request): MPI_SUCCESS, an MPI error class, or -1 when it must
+	 * take the ordinary path (too large, or the provider would wait). May
+	 * be NULL. */
+	int (*inject)(struct mbmpi_comm *c, int peer, int tag, const void *buf, size_t len);
 	int (*progress)(void);
 	int (*getopt)(int name, void *val, size_t *len);	/* may be NULL */
 	void (*fini)(void);

@@ -491,6 +491,24 @@ out:
 	return MPI_SUCCESS;
 }
 
+static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, size_t len)
+{
+	struct he_hdr h = {.type = HE_EAGER, .magic = HE_MAGIC, .ctx = c->ctx,
+			   .src = (uint32_t)c->rank, .tag = tag, .len = len};
+	char frame[sizeof(h) + 256];
+	ssize_t ret;
+
+	if (len > 256 || sizeof(h) + len > he.inject || !mbu_dlist_empty(&he.retry))
+		return -1;
+	memcpy(frame, &h, sizeof(h));
+	if (len)
+		memcpy(frame + sizeof(h), buf, len);
+	ret = fi_inject(he.x.ep, frame, sizeof(h) + len, c->addr[peer]);
+	if (ret == -FI_EAGAIN)
+		return -1;
+	return ret ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 static void he_rdv_free(struct he_rdv *v)
 {
 	he_id_free(v->id);
@@ -994,6 +1012,7 @@ const struct mbmpi_engine mbmpi_host_engine = {
 	.recv = he_recv,
 	.probe = he_probe,
 	.cancel = he_cancel,
+	.inject = he_inject,
 	.progress = he_progress,
 	.getopt = he_getopt,
 	.fini = he_fini,

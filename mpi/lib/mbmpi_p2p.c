@@ -823,6 +823,19 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 		ret = mbmpi_bsend_start(buf, count, mbmpi_dt(dt), dest, tag, c);
 		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 	}
+	/* MPI_Send of a few contiguous bytes: handed to the provider to copy
+	 * at once, with no request to allocate, complete and wait for. */
+	if (!out && mode != MBMPI_SYNC && dest != MPI_PROC_NULL && mbmpi.eng->inject) {
+		struct mbmpi_dtype *d = mbmpi_dt(dt);
+
+		if (d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size)) {
+			ret = mbmpi.eng->inject(c, dest, tag,
+						(const char *)buf + (d->nseg ? d->segs[0].disp : 0),
+						(size_t)count * d->size);
+			if (ret >= 0)
+				return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+		}
+	}
 	ret = mbmpi_isend(buf, count, mbmpi_dt(dt), dest, tag, c, c->ctx, mode, &r);
 	if (ret)
 		return MBMPI_ERR(c, ret);

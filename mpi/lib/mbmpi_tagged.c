@@ -280,6 +280,19 @@ fail:
 	goto done;
 }
 
+static int te_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, size_t len)
+{
+	ssize_t ret;
+
+	if (len > te.inject || !mbu_dlist_empty(&te.retry))
+		return -1;
+	ret = fi_tinjectdata(te.x.ep, buf, len, (uint32_t)c->rank, c->addr[peer],
+			     mbmpi_tag(MBMPI_KIND_DATA, c->ctx, tag));
+	if (ret == -FI_EAGAIN)
+		return -1;
+	return ret ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
 {
 	struct mbmpi_fop *f;
@@ -616,6 +629,7 @@ const struct mbmpi_engine mbmpi_tagged_engine = {
 	.recv = te_recv,
 	.probe = te_probe,
 	.cancel = te_cancel,
+	.inject = te_inject,
 	.progress = te_progress,
 	.getopt = te_getopt,
 	.fini = te_fini,

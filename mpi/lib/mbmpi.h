@@ -428,7 +428,12 @@ struct mbmpi_fab {
 	bool virt_addr;            /* initiators name remote memory by address */
 	uint64_t next_key;         /* keys of our choosing, without FI_MR_PROV_KEY */
 };
+/* RDM hints both engines start from: contexts, table AV, SAS order,
+ * provider-chosen keys; NULL when out of memory. */
+struct fi_info *mbmpi_fab_hints(const char *prov, uint64_t caps);
 int mbmpi_fab_open(struct mbmpi_fab *x, const char *who, enum fi_cq_format format);
+int mbmpi_fab_getname(struct mbmpi_fab *x, void *addr, size_t *len);
+int mbmpi_fab_insert(struct mbmpi_fab *x, const void *addrs, int n, fi_addr_t *out);
 void mbmpi_fab_close(struct mbmpi_fab *x);
 int mbmpi_fab_reg(struct mbmpi_fab *x, void *buf, size_t len, uint64_t access, uint64_t *key,
 		  uint64_t *raddr, void **mr);

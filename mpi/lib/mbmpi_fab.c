@@ -22,6 +22,35 @@ static int fab_warn(const char *who, const char *what, int ret)
 	return MPI_ERR_OTHER;
 }
 
+struct fi_info *mbmpi_fab_hints(const char *prov, uint64_t caps)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->caps = caps;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	/* MPI's non-overtaking order rests on the provider's. */
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->fabric_attr->prov_name = strdup(prov);
+	return hints;
+}
+
+int mbmpi_fab_getname(struct mbmpi_fab *x, void *addr, size_t *len)
+{
+	return fi_getname(&x->ep->fid, addr, len);
+}
+
+int mbmpi_fab_insert(struct mbmpi_fab *x, const void *addrs, int n, fi_addr_t *out)
+{
+	return fi_av_insert(x->av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+}
+
 int mbmpi_fab_open(struct mbmpi_fab *x, const char *who, enum fi_cq_format format)
 {
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};

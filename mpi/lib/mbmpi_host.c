@@ -18,7 +18,6 @@
 
 #include <stdio.h>
 #include <sys/uio.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -296,25 +295,15 @@ static int he_init(void)
 {
 	const char *prov = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
 				     mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
-	struct fi_info *hints = fi_allocinfo();
+	/* RMA for the rendezvous reads and for windows, atomics for windows;
+	 * a provider with neither still carries everything else. */
+	struct fi_info *hints = mbmpi_fab_hints(prov, FI_MSG | FI_RMA | FI_ATOMIC);
 	int ret;
 
 	mbu_dlist_init(&he.retry);
 	he.free_head = UINT32_MAX;
 	if (!hints)
 		return MPI_ERR_NO_MEM;
-	hints->caps = FI_MSG;
-	hints->mode = FI_CONTEXT | FI_CONTEXT2;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->domain_attr->av_type = FI_AV_TABLE;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->tx_attr->msg_order = FI_ORDER_SAS;
-	hints->rx_attr->msg_order = FI_ORDER_SAS;
-	hints->fabric_attr->prov_name = strdup(prov);
-	/* RMA for the rendezvous reads and for windows, atomics for windows;
-	 * a provider with neither still carries everything else. */
-	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
 	he.x.rma = he.x.atomics = !ret;
 	if (ret) {
@@ -414,13 +403,13 @@ static void he_fini(void)
 
 static int he_getname(void *addr, size_t *len)
 {
-	return fi_getname(&he.x.ep->fid, addr, len);
+	return mbmpi_fab_getname(&he.x, addr, len);
 }
 
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	(void)addrlen;
-	return fi_av_insert(he.x.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+	return mbmpi_fab_insert(&he.x, addrs, n, out);
 }
 
 /* ---- Sending ---- */

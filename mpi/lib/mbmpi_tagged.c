@@ -10,7 +10,6 @@
 #include "mbmpi.h"
 
 #include <stdio.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -34,18 +33,9 @@ static int te_init(void)
 	int ret;
 
 	mbu_dlist_init(&te.retry);
-	hints = fi_allocinfo();
+	hints = mbmpi_fab_hints(prov, FI_TAGGED | FI_DIRECTED_RECV);
 	if (!hints)
 		return MPI_ERR_NO_MEM;
-	hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
-	hints->mode = FI_CONTEXT | FI_CONTEXT2;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->domain_attr->av_type = FI_AV_TABLE;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->tx_attr->msg_order = FI_ORDER_SAS;
-	hints->rx_attr->msg_order = FI_ORDER_SAS;
-	hints->fabric_attr->prov_name = strdup(prov);
 	/* One-sided communication wants the provider's RMA and atomics; a
 	 * provider without them still serves point-to-point. */
 	hints->caps |= FI_RMA | FI_ATOMIC;
@@ -97,13 +87,13 @@ static void te_fini(void)
 
 static int te_getname(void *addr, size_t *len)
 {
-	return fi_getname(&te.x.ep->fid, addr, len);
+	return mbmpi_fab_getname(&te.x, addr, len);
 }
 
 static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	(void)addrlen;
-	return fi_av_insert(te.x.av, addrs, (size_t)n, out, 0, NULL) == n ? 0 : -1;
+	return mbmpi_fab_insert(&te.x, addrs, n, out);
 }
 
 /* Hands one operation to the provider; 1 when it must wait for resources. */

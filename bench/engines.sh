@@ -41,37 +41,15 @@ launch() { # config np args...
 	esac 2>/dev/null
 }
 
-once() { # config np test bytes
-	local c=$1 np=$2
-	shift 2
-	launch "$c" "$np" "$@" | awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1
-}
-
-better() { # a b higher_is_better
-	awk -v a="$1" -v b="$2" -v h="$3" 'BEGIN{exit !(h ? a + 0 > b + 0 : a + 0 < b + 0)}'
-}
-
-ratio() { # ours peer higher_is_better -> speed-up of ours (>1 is better for ours)
-	awk -v o="$1" -v p="$2" -v h="$3" 'BEGIN{
-		if (o == "nan" || p == "nan" || o + 0 == 0 || p + 0 == 0) { print "nan"; exit }
-		printf "%.2f", h ? o / p : p / o }'
-}
+. "$here/rounds.sh"
 
 printf "%-9s %8s %3s %9s %9s %9s %9s %9s %8s %8s  %s\n" test bytes np tagged host host-shm \
 	ompi-cm ompi-ob1 tag/cm host/ob1 unit
 echo "test,bytes,ranks,unit,higher_is_better,tagged,host,host_shm,ompi_cm,ompi_ob1,tagged_vs_cm,host_vs_ob1" \
 	>"$out/engines.csv"
 row() { # test bytes ranks higher_is_better unit
-	local t=$1 by=$2 np=$3 hib=$4 unit=$5 vals=(nan nan nan nan nan) v i k r1 r2
-	for ((i = 0; i < reps; i++)); do
-		for k in "${!configs[@]}"; do
-			v=$(once "${configs[$k]}" "$np" "$t" "$by")
-			[ -z "$v" ] && continue
-			if [ "${vals[$k]}" = nan ] || better "$v" "${vals[$k]}" "$hib"; then
-				vals[$k]=$v
-			fi
-		done
-	done
+	local t=$1 by=$2 np=$3 hib=$4 unit=$5 r1 r2
+	best_of_rounds "$t" "$by" "$np" "$hib"
 	r1=$(ratio "${vals[0]}" "${vals[3]}" "$hib")
 	r2=$(ratio "${vals[1]}" "${vals[4]}" "$hib")
 	printf "%-9s %8s %3s %9s %9s %9s %9s %9s %8s %8s  %s\n" "$t" "$by" "$np" "${vals[@]}" "$r1" "$r2" "$unit"

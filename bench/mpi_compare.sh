@@ -36,33 +36,13 @@ launch() { # config np args...
 	esac 2>/dev/null
 }
 
-# One run of one figure with one configuration.
-once() { # config np test bytes
-	local c=$1 np=$2
-	shift 2
-	launch "$c" "$np" "$@" | awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1
-}
-
-better() { # a b higher_is_better -> true if a beats b
-	awk -v a="$1" -v b="$2" -v h="$3" 'BEGIN{exit !(h ? a + 0 > b + 0 : a + 0 < b + 0)}'
-}
+. "$here/rounds.sh"
 
 printf "%-10s %8s %5s %10s %10s %10s %10s %7s  %s\n" test bytes ranks ours ompi ompi-nocma mpich ratio unit
 echo "test,bytes,ranks,unit,higher_is_better,ours,ompi,ompi_nocma,mpich,ratio" >"$out/mpi_compare.csv"
-# Best of $reps rounds; within a round every configuration runs once, so a
-# change in where the host puts this VM's two vCPUs (siblings of one core or
-# two cores: 0.17 vs 0.5 us latency) hits all of them alike.
 row() { # test bytes ranks higher_is_better unit
-	local t=$1 by=$2 np=$3 hib=$4 unit=$5 vals=(nan nan nan nan) v i k
-	for ((i = 0; i < reps; i++)); do
-		for k in "${!configs[@]}"; do
-			v=$(once "${configs[$k]}" "$np" "$t" "$by")
-			[ -z "$v" ] && continue
-			if [ "${vals[$k]}" = nan ] || better "$v" "${vals[$k]}" "$hib"; then
-				vals[$k]=$v
-			fi
-		done
-	done
+	local t=$1 by=$2 np=$3 hib=$4 unit=$5
+	best_of_rounds "$t" "$by" "$np" "$hib"
 	ratio=$(awk -v h="$hib" -v o="${vals[0]}" -v a="${vals[1]}" -v b="${vals[2]}" -v c="${vals[3]}" 'BEGIN{
 		best = ""; n = split(a " " b " " c, p, " ");
 		for (i = 1; i <= n; i++) if (p[i] != "nan" && (best == "" || (h ? p[i] + 0 > best : p[i] + 0 < best))) best = p[i] + 0;

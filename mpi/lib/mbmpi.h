@@ -499,6 +499,11 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn);
 	} while (0)
 
 int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out);
+/* How every query of a communicator opens: the library is up, the handle is
+ * valid, the output pointer is there. A failure has been raised through the
+ * right handler (under the caller's name) before it is returned. */
+int mbmpi_comm_query(MPI_Comm h, const void *out, struct mbmpi_comm **c, const char *fn);
+#define MBMPI_COMM_QUERY(h, out, c) mbmpi_comm_query((h), (out), (c), __func__)
 void mbmpi_errh_retain(MPI_Errhandler h);
 void mbmpi_errh_release(MPI_Errhandler h);
 

@@ -164,11 +164,8 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!size)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if ((ret = MBMPI_COMM_QUERY(comm, size, &c)))
+		return ret;
 	*size = mbmpi_comm_local_size(c);
 	return MPI_SUCCESS;
 }
@@ -180,11 +177,8 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!rank)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if ((ret = MBMPI_COMM_QUERY(comm, rank, &c)))
+		return ret;
 	*rank = c->rank;
 	return MPI_SUCCESS;
 }
@@ -196,11 +190,8 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!group)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if ((ret = MBMPI_COMM_QUERY(comm, group, &c)))
+		return ret;
 	c->group->refs++;
 	*group = mbmpi_group_handle(c->group);
 	return MPI_SUCCESS;
@@ -214,11 +205,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	uint32_t ctx;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!newcomm)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if ((ret = MBMPI_COMM_QUERY(comm, newcomm, &c)))
+		return ret;
 	if (c->inter)
 		ret = mbmpi_inter_dup(c, newcomm);
 	else if ((ret = mbmpi_new_ctx(c, &ctx)))
@@ -801,40 +789,36 @@ static int mbmpi_range_ranks(const struct mbmpi_group *g, int n, int ranges[][3]
 	return MPI_SUCCESS;
 }
 
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+/* Range forms expand the triplets and hand the list to the plain form,
+ * which checks that no rank is named twice. */
+static int group_ranges(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup,
+			int (*plain)(MPI_Group, int, const int[], MPI_Group *), const char *fn)
 {
-	MBMPI_GUARD();
 	struct mbmpi_group *g;
 	int *r, k, ret;
 
 	if (mbmpi_check_group(group, &g))
-		return MBMPI_ERR(NULL, MPI_ERR_GROUP);
+		return mbmpi_err(NULL, MPI_ERR_GROUP, fn);
 	if (!newgroup)
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+		return mbmpi_err(NULL, MPI_ERR_ARG, fn);
 	if ((ret = mbmpi_range_ranks(g, n, ranges, &r, &k)))
-		return MBMPI_ERR(NULL, ret);
-	/* Group_incl checks that no rank is named twice. */
-	ret = PMPI_Group_incl(group, k, r, newgroup);
+		return mbmpi_err(NULL, ret, fn);
+	ret = plain(group, k, r, newgroup);
 	free(r);
 	return ret;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	MBMPI_GUARD();
+	return group_ranges(group, n, ranges, newgroup, PMPI_Group_incl, __func__);
 }
 MBMPI_ALIAS(Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
 	MBMPI_GUARD();
-	struct mbmpi_group *g;
-	int *r, k, ret;
-
-	if (mbmpi_check_group(group, &g))
-		return MBMPI_ERR(NULL, MPI_ERR_GROUP);
-	if (!newgroup)
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	if ((ret = mbmpi_range_ranks(g, n, ranges, &r, &k)))
-		return MBMPI_ERR(NULL, ret);
-	ret = PMPI_Group_excl(group, k, r, newgroup);
-	free(r);
-	return ret;
+	return group_ranges(group, n, ranges, newgroup, PMPI_Group_excl, __func__);
 }
 MBMPI_ALIAS(Group_range_excl)
 

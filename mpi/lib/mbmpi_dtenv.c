@@ -420,35 +420,34 @@ MBMPI_ALIAS(Address)
 
 /* ---- The _x queries ---- */
 
-int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
+/* An MPI_Aint query widened to MPI_Count: both outputs are checked before
+ * either is written. */
+static int extent_x(int (*query)(MPI_Datatype, MPI_Aint *, MPI_Aint *), MPI_Datatype dt, MPI_Count *lb,
+		    MPI_Count *extent, const char *fn)
 {
-	MBMPI_GUARD();
 	MPI_Aint l, e;
-	int ret = PMPI_Type_get_extent(dt, &l, &e);
+	int ret = query(dt, &l, &e);
 
 	if (ret)
 		return ret;
 	if (!lb || !extent)
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+		return mbmpi_err(NULL, MPI_ERR_ARG, fn);
 	*lb = l;
 	*extent = e;
 	return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
+{
+	MBMPI_GUARD();
+	return extent_x(PMPI_Type_get_extent, dt, lb, extent, __func__);
 }
 MBMPI_ALIAS(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
 	MBMPI_GUARD();
-	MPI_Aint l, e;
-	int ret = PMPI_Type_get_true_extent(dt, &l, &e);
-
-	if (ret)
-		return ret;
-	if (!lb || !extent)
-		return MBMPI_ERR(NULL, MPI_ERR_ARG);
-	*lb = l;
-	*extent = e;
-	return MPI_SUCCESS;
+	return extent_x(PMPI_Type_get_true_extent, dt, lb, extent, __func__);
 }
 MBMPI_ALIAS(Type_get_true_extent_x)
 

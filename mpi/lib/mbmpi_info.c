@@ -454,11 +454,8 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!info)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if ((ret = MBMPI_COMM_QUERY(comm, info, &c)))
+		return ret;
 	if ((ret = mbmpi_info_give(c->info, info)))
 		return MBMPI_ERR(c, ret);
 	return MPI_SUCCESS;

@@ -248,13 +248,10 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
+	if ((ret = MBMPI_COMM_QUERY(comm, size, &c)))
+		return ret;
 	if (!c->inter)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
-	if (!size)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
 	*size = c->rgroup->size;
 	return MPI_SUCCESS;
 }
@@ -266,13 +263,10 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
+	if ((ret = MBMPI_COMM_QUERY(comm, group, &c)))
+		return ret;
 	if (!c->inter)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
-	if (!group)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
 	c->rgroup->refs++;
 	*group = mbmpi_group_handle(c->rgroup);
 	return MPI_SUCCESS;

@@ -130,6 +130,19 @@ int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out)
 	return MPI_SUCCESS;
 }
 
+int mbmpi_comm_query(MPI_Comm h, const void *out, struct mbmpi_comm **c, const char *fn)
+{
+	int ret;
+
+	if (MBMPI_UNLIKELY(!mbmpi.initialized || mbmpi.finalized))
+		return mbmpi_err(NULL, MPI_ERR_OTHER, fn);
+	if ((ret = mbmpi_check_comm(h, c)))
+		return mbmpi_err(NULL, ret, fn);
+	if (!out)
+		return mbmpi_err(*c, MPI_ERR_ARG, fn);
+	return MPI_SUCCESS;
+}
+
 static int mbmpi_check_buf(const void *buf, int count, MPI_Datatype dt)
 {
 	if (count < 0)

@@ -687,13 +687,10 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int nin, const int in[], cons
 	int ret;
 
 	(void)info, (void)reorder;
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
+	if ((ret = MBMPI_COMM_QUERY(comm, newcomm, &c)))
+		return ret;
 	if (c->inter)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
-	if (!newcomm)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if ((ret = check_ranks(in, nin, c->size)) || (ret = check_ranks(out, nout, c->size)))
 		return MBMPI_ERR(c, ret);
 	if ((nin && !inw) || (nout && !outw))
@@ -862,13 +859,10 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 	struct mbmpi_comm *c;
 	int ret;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
+	if ((ret = MBMPI_COMM_QUERY(comm, status, &c)))
+		return ret;
 	if (c->inter)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
-	if (!status)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
 	*status = c->topo ? c->topo->kind : MPI_UNDEFINED;
 	return MPI_SUCCESS;
 }

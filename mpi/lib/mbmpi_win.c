@@ -735,13 +735,10 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	MPI_Comm dup;
 	int ret, n;
 
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
+	if ((ret = MBMPI_COMM_QUERY(comm, out, &c)))
+		return ret;
 	if (c->inter)
 		return MBMPI_ERR(c, MPI_ERR_COMM);
-	if (!out)
-		return MBMPI_ERR(c, MPI_ERR_ARG);
 	if (size < 0)
 		return MBMPI_ERR(c, MPI_ERR_SIZE);
 	if (disp_unit <= 0)

@@ -45,6 +45,10 @@
 #define MBX_API_VERSION	FI_VERSION(1, 17)
 #define MBX_MAX_MSG_SIZE (1ULL << 40)
 #define MBX_CQ_DATA_SIZE 8
+/* What fi_info advertises per domain (endpoints, queues, CQs, counters):
+ * nothing in the provider is sized by it, it is the figure a program may
+ * plan for; hints asking for more are refused by fi_getinfo. */
+#define MBX_DOM_COUNT 256
 #define MBX_TAG_GENERIC 0xAAAAAAAAAAAAAAAAULL /* fi_endpoint(3): alternating bits = one unstructured 64-bit tag */
 #define MBX_UX_CLASSES	8
 

@@ -94,9 +94,16 @@ static bool check_hints(uint32_t version, const struct fi_info *h)
 			REFUSE("data progress is manual only\n");
 		if (d->cq_data_size > MBX_CQ_DATA_SIZE)
 			REFUSE("cq_data_size %zu > 8\n", d->cq_data_size);
-		if (d->tx_ctx_cnt > 1 || d->rx_ctx_cnt > 1 ||
-		    d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1)
+		/* tx/rx_ctx_cnt count the domain's queues over all its
+		 * endpoints: a program that duplicates our answer into its
+		 * hints (fabtests' multi_ep) asks for what we offered. */
+		if (d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1)
 			REFUSE("more than one context per endpoint unsupported\n");
+		if (d->ep_cnt > MBX_DOM_COUNT || d->tx_ctx_cnt > MBX_DOM_COUNT ||
+		    d->rx_ctx_cnt > MBX_DOM_COUNT || d->cq_cnt > MBX_DOM_COUNT ||
+		    d->cntr_cnt > MBX_DOM_COUNT)
+			REFUSE("more than %d endpoints, queues or counters per domain\n",
+			       MBX_DOM_COUNT);
 		if (d->caps & ~(MBX_DOM_CAPS))
 			REFUSE("domain caps unsupported\n");
 		if (d->auth_key_size)
@@ -241,15 +248,15 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 					   h->domain_attr->mr_mode == FI_MR_BASIC ? FI_MR_BASIC : 0;
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = MBX_CQ_DATA_SIZE;
-	fi->domain_attr->cq_cnt = 256;
-	fi->domain_attr->ep_cnt = 256;
-	fi->domain_attr->tx_ctx_cnt = 256;
-	fi->domain_attr->rx_ctx_cnt = 256;
+	fi->domain_attr->cq_cnt = MBX_DOM_COUNT;
+	fi->domain_attr->ep_cnt = MBX_DOM_COUNT;
+	fi->domain_attr->tx_ctx_cnt = MBX_DOM_COUNT;
+	fi->domain_attr->rx_ctx_cnt = MBX_DOM_COUNT;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->max_ep_stx_ctx = 0;
 	fi->domain_attr->max_ep_srx_ctx = 0;
-	fi->domain_attr->cntr_cnt = 256;
+	fi->domain_attr->cntr_cnt = MBX_DOM_COUNT;
 	fi->domain_attr->mr_iov_limit = MBX_IOV_LIMIT;
 	fi->domain_attr->caps = FI_LOCAL_COMM | (mbx_param.net ? FI_REMOTE_COMM : 0);
 	fi->domain_attr->mode = 0;

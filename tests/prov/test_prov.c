@@ -102,6 +102,29 @@ Test(getinfo, attributes_and_old_api, .timeout = 30)
 	fi_freeinfo(h);
 }
 
+/* Programs that open a second endpoint copy the first answer into their
+ * hints (fabtests' multi_ep): the provider must accept its own answer, and
+ * still refuse more than it offers. */
+Test(getinfo, own_answer_as_hints, .timeout = 30)
+{
+	struct fi_info *h = hints_new(), *fi = NULL, *again = NULL, *dup;
+
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi), 0);
+	dup = fi_dupinfo(fi);
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, dup, &again), 0);
+	cr_assert_eq(again->domain_attr->ep_cnt, fi->domain_attr->ep_cnt);
+	fi_freeinfo(again);
+	again = NULL;
+	dup->domain_attr->ep_cnt = fi->domain_attr->ep_cnt + 1;
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, dup, &again), -FI_ENODATA);
+	dup->domain_attr->ep_cnt = fi->domain_attr->ep_cnt;
+	dup->domain_attr->max_ep_tx_ctx = 2;
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, dup, &again), -FI_ENODATA);
+	fi_freeinfo(dup);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 static struct fi_info *fi;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;

@@ -123,9 +123,12 @@ static inline size_t mbmpi_dt_span(const struct mbmpi_dtype *d, size_t count, MP
 }
 
 /* ---- Ops ---- */
+/* A reduction written in Fortran takes its datatype as an INTEGER. */
+typedef void mbmpi_fuser_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *datatype);
 struct mbmpi_op {
 	int predef;                 /* index for predefined ops, else 0 */
 	bool commute;
+	bool fortran;               /* fn is an mbmpi_fuser_fn */
 	MPI_User_function *fn;
 };
 extern struct mbmpi_op mbmpi_predef_ops[MBMPI_NUM_PREDEF_OPS];
@@ -280,6 +283,8 @@ void mbmpi_attr_fini(void);
 void mbmpi_info_fini(void);
 void mbmpi_info_set_args(int argc, char **argv);
 void mbmpi_f2c_fini(void);
+/* Frees what the Fortran bindings keep for the life of the library. */
+void mbmpi_fort_fini(void);
 void mbmpi_f90_fini(void);
 
 /* ---- Requests ---- */

@@ -905,6 +905,7 @@ int PMPI_Finalize(void)
 	mbmpi_attr_fini();
 	mbmpi_info_fini();
 	mbmpi_f2c_fini();
+	mbmpi_fort_fini();
 	mbmpi_f90_fini();
 	mbmpi_p2p_fini();
 	mbmpi.eng->fini();

@@ -230,7 +230,13 @@ void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Da
 		int n = (int)count;
 		MPI_Datatype h = dt;
 
-		o->fn((void *)in, inout, &n, &h);
+		if (o->fortran) {
+			MPI_Fint fh = PMPI_Type_c2f(dt);
+
+			((mbmpi_fuser_fn *)(void (*)(void))o->fn)((void *)in, inout, &n, &fh);
+		} else {
+			o->fn((void *)in, inout, &n, &h);
+		}
 		return;
 	}
 	if (o->predef == OP_NO_OP)

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Writes the Fortran side of libmpi from include/mpi.h, so that the two
+can never disagree: the C bindings Fortran calls (gfortran's names:
+pmpi_send_, with mpi_send_ its weak alias for profilers) and a small C
+program that prints mpif.h with the values the C header defines.
+
+usage: gen_fortran.py MPI_H BINDINGS_C FCONST_C
+
+Every MBMPI_FN declaration is bound unless it is in HAND (written in
+mbmpi_fhand.c, where Fortran's arguments need more than a type-by-type
+translation) or NOT_BOUND (C-only, or taking C callbacks Fortran cannot
+supply). An argument type the table below does not know stops the build:
+a new C function gets its Fortran binding, or a decision, at once.
+"""
+import re
+import sys
+
+# Handle types and the stem of their MPI_<stem>_f2c/c2f.
+HANDLES = {'MPI_Comm': 'Comm', 'MPI_Datatype': 'Type', 'MPI_Group': 'Group', 'MPI_Op': 'Op',
+           'MPI_Request': 'Request', 'MPI_Win': 'Win', 'MPI_Info': 'Info',
+           'MPI_Errhandler': 'Errhandler', 'MPI_Message': 'Message', 'MPI_File': 'File'}
+
+# Fortran's arguments differ from C's beyond types: arrays of handles and
+# statuses, attribute values, callbacks, functions returning values.
+HAND = {
+    'Init', 'Init_thread', 'Wtime', 'Wtick', 'Aint_add', 'Aint_diff', 'Pcontrol',
+    'Startall', 'Waitall', 'Testall', 'Waitany', 'Testany', 'Waitsome', 'Testsome',
+    'Type_create_struct', 'Type_get_contents', 'Alltoallw', 'Ialltoallw',
+    'Neighbor_alltoallw', 'Ineighbor_alltoallw', 'Buffer_detach', 'Op_create',
+    'Comm_set_attr', 'Comm_get_attr', 'Type_set_attr', 'Type_get_attr', 'Win_set_attr',
+    'Win_get_attr', 'Attr_put', 'Attr_get', 'Comm_create_keyval', 'Type_create_keyval',
+    'Win_create_keyval', 'Keyval_create',
+}
+
+NOT_BOUND = {
+    # C-only by definition.
+    'Comm_c2f', 'Comm_f2c', 'Type_c2f', 'Type_f2c', 'Group_c2f', 'Group_f2c', 'Request_c2f',
+    'Request_f2c', 'Op_c2f', 'Op_f2c', 'Info_c2f', 'Info_f2c', 'Win_c2f', 'Win_f2c',
+    'Errhandler_c2f', 'Errhandler_f2c', 'Message_c2f', 'Message_f2c', 'File_c2f', 'File_f2c',
+    'Status_c2f', 'Status_f2c',
+    # Fortran callbacks (error handlers, generalized requests) are not
+    # called back with Fortran's arguments yet; spawn has no use here.
+    'Comm_create_errhandler', 'Win_create_errhandler', 'File_create_errhandler',
+    'Errhandler_create', 'Grequest_start', 'Comm_spawn', 'Comm_spawn_multiple',
+    'Info_create_env',
+    # MPI-1 forms removed in MPI-3 whose Fortran arguments are INTEGER where
+    # C's are MPI_Aint; Fortran programs use the MPI-2 names.
+    'Type_hvector', 'Type_hindexed', 'Type_struct', 'Address', 'Type_extent', 'Type_lb',
+    'Type_ub',
+}
+
+# void * arguments that are not choice buffers (no MPI_BOTTOM/IN_PLACE).
+PLAIN_POINTERS = {'baseptr', 'base', 'location'}
+
+
+def parse(header):
+    text = open(header).read()
+    fns = []
+    for ret, name, args in re.findall(r'MBMPI_FN\(\s*([^,]+?)\s*,\s*(\w+)\s*,\s*\((.*?)\)\)\s*\n',
+                                      text, re.S):
+        args = ' '.join(args.split())
+        params = []
+        if args != 'void':
+            for p in args.split(','):
+                m = re.match(r'(.*?)(\w+)\s*((?:\[[^\]]*\])*)$', p.strip())
+                if not m:
+                    params = None
+                    break
+                ctype = (m.group(1).strip() + (' ' + m.group(3) if m.group(3) else '')).strip()
+                params.append((ctype, m.group(2)))
+        fns.append((ret.strip(), name, params))
+    return text, fns
+
+
+def bind(name, params):
+    """C source of mpi_<name>_ or raises KeyError on an unknown type."""
+    decl, strs, pre, call, post, hidden = [], [], [], [], [], []
+    for ctype, p in params:
+        base = ctype.replace('const ', '').strip()
+        if base in ('int', 'MPI_Aint', 'MPI_Count', 'MPI_Offset'):
+            ft = 'MPI_Fint' if base == 'int' else base
+            decl.append(f'const {ft} *{p}')
+            call.append(f'*{p}')
+        elif base in ('int *', 'int []', 'MPI_Aint *', 'MPI_Aint []', 'MPI_Count *'):
+            ft = base.split()[0]
+            ft = 'MPI_Fint' if ft == 'int' else ft
+            decl.append(f'{ft} *{p}')
+            call.append(f'MBMPI_FWEIGHTS({p})' if 'weights' in p else p)
+        elif base == 'int [][3]':
+            decl.append(f'MPI_Fint (*{p})[3]')
+            call.append(p)
+        elif base in HANDLES:
+            decl.append(f'const MPI_Fint *{p}')
+            call.append(f'MPI_{HANDLES[base]}_f2c(*{p})')
+        elif base.endswith(' *') and base[:-2] in HANDLES:
+            h = base[:-2]
+            decl.append(f'MPI_Fint *{p}')
+            pre.append(f'{h} c_{p} = MPI_{HANDLES[h]}_f2c(*{p});')
+            call.append(f'&c_{p}')
+            post.append(f'*{p} = MPI_{HANDLES[h]}_c2f(c_{p});')
+        elif base == 'MPI_Status *':
+            decl.append(f'MPI_Fint *{p}')
+            pre.append(f'MPI_Status c_{p}, *p_{p} = mbmpi_fstatus_in({p}, &c_{p});')
+            call.append(f'p_{p}')
+            if 'const' not in ctype:
+                post.append(f'mbmpi_fstatus_out({p}, p_{p});')
+        elif base == 'void *':
+            decl.append(f'void *{p}')
+            call.append(p if p in PLAIN_POINTERS else f'MBMPI_FBUF({p})')
+        elif base in ('char *', 'char []'):
+            decl.append(f'char *{p}')
+            hidden.append(f'size_t {p}_len')
+            if 'const' in ctype:
+                strs.append(f'if (!(c_{p} = mbmpi_fstr_in({p}, {p}_len)))')
+            else:
+                strs.append(f'if (!(c_{p} = mbmpi_fstr_buf({p}_len)))')
+                post.append(f'if (*ierr == MPI_SUCCESS)')
+                post.append(f'\tmbmpi_fstr_out({p}, {p}_len, c_{p});')
+            strs.append('\tgoto nomem;')
+            call.append(f'c_{p}')
+        else:
+            raise KeyError(f'{name}: argument {p} of type "{ctype}"')
+    cstrs = [f'c_{p}' for ctype, p in params
+             if ctype.replace('const ', '').strip() in ('char *', 'char []')]
+    frees = [f'free({c});' for c in cstrs]
+    fname = name.lower()
+    out = [f'MBMPI_FBIND void pmpi_{fname}_(' +
+           ', '.join(decl + ['MPI_Fint *ierr'] + hidden) + ')', '{']
+    if cstrs:
+        out.append('\tchar ' + ', '.join(f'*{c} = NULL' for c in cstrs) + ';')
+        out.append('')
+    out += ['\t' + line for line in strs + pre]
+    out.append(f'\t*ierr = MPI_{name}({", ".join(call)});')
+    out += ['\t' + line for line in post]
+    if frees:
+        out += ['\t' + line for line in frees]
+        out.append('\treturn;')
+        out.append('nomem:')
+        out += ['\t' + line for line in frees]
+        out.append('\t*ierr = MPI_ERR_NO_MEM;')
+    out.append('}')
+    out.append(f'MBMPI_FALIAS({fname})')
+    return '\n'.join(out) + '\n'
+
+
+# Kinds and the sentinels Fortran passes by address (common blocks that
+# mbmpi_fhand.c defines), and the functions mpif.h declares.
+MPIF_TAIL = '''
+      integer MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND
+      integer MPI_INTEGER_KIND
+      parameter (MPI_ADDRESS_KIND=8)
+      parameter (MPI_OFFSET_KIND=8)
+      parameter (MPI_COUNT_KIND=8)
+      parameter (MPI_INTEGER_KIND=4)
+      integer MPI_SOURCE, MPI_TAG, MPI_ERROR
+      parameter (MPI_SOURCE=1)
+      parameter (MPI_TAG=2)
+      parameter (MPI_ERROR=3)
+      integer MPI_BOTTOM
+      common /mpi_fortran_bottom/ MPI_BOTTOM
+      integer MPI_IN_PLACE
+      common /mpi_fortran_in_place/ MPI_IN_PLACE
+      integer MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
+      common /mpi_fortran_status_ignore/ MPI_STATUS_IGNORE
+      integer MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)
+      common /mpi_fortran_statuses_ignore/ MPI_STATUSES_IGNORE
+      integer MPI_UNWEIGHTED
+      common /mpi_fortran_unweighted/ MPI_UNWEIGHTED
+      integer MPI_WEIGHTS_EMPTY
+      common /mpi_fortran_weights_empty/ MPI_WEIGHTS_EMPTY
+      integer MPI_ERRCODES_IGNORE(1)
+      common /mpi_fortran_errcodes_ignore/ MPI_ERRCODES_IGNORE
+      external MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN
+      external MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN
+      external MPI_COMM_DUP_FN
+      external MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN
+      external MPI_TYPE_DUP_FN
+      external MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN
+      external MPI_WIN_DUP_FN
+      double precision MPI_WTIME, MPI_WTICK
+      external MPI_WTIME, MPI_WTICK
+      integer(kind=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF
+      external MPI_AINT_ADD, MPI_AINT_DIFF
+'''
+
+# Names mpi.h defines that are C-only or given above with Fortran's value.
+CONST_SKIP = {'MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR', 'MPI_BOTTOM', 'MPI_IN_PLACE',
+              'MPI_STATUS_IGNORE', 'MPI_STATUSES_IGNORE', 'MPI_UNWEIGHTED', 'MPI_WEIGHTS_EMPTY',
+              'MPI_ERRCODES_IGNORE', 'MPI_ARGV_NULL', 'MPI_ARGVS_NULL'}
+
+
+def fconst(text):
+    names = []
+    for n in re.findall(r'^#define (MPI_[A-Z0-9_]+)[ \t]', text, re.M):
+        if n not in CONST_SKIP and n not in names and not n.endswith('_FN'):
+            names.append(n)
+    out = ['/* Generated by gen_fortran.py: prints mpif.h. */',
+           '#include <stdio.h>', '#include <stdint.h>', '#include "mpi.h"', '',
+           '/* Integers and handles have a Fortran value; anything else (pointers,',
+           ' * strings, callbacks) is C-only and printed as nothing. */',
+           '#define VAL(x) _Generic((x), int: (long long)(intptr_t)(x), '
+           'unsigned: (long long)(intptr_t)(x), long: (long long)(intptr_t)(x), '
+           'long long: (long long)(intptr_t)(x), unsigned long: (long long)(x), '
+           + ', '.join(f'{h}: (long long)(intptr_t)(x)' for h in sorted(HANDLES)) +
+           ', default: (long long)-0x7fffffffffffffffLL)',
+           '#define P(name) do { long long v_ = VAL(name); \\',
+           '\tif (v_ != -0x7fffffffffffffffLL) printf("      integer %s\\n      parameter (%s=%lld)\\n", '
+           '#name, #name, v_); } while (0)',
+           '', 'int main(void)', '{',
+           '\tputs("! mpif.h for Matchbox MPI, printed at build time from mpi.h.");',
+           '\tputs("! Valid as fixed and free form: include \'mpif.h\' or use mpi.");',
+           '\tprintf("      integer MPI_STATUS_SIZE\\n      parameter (MPI_STATUS_SIZE=%zu)\\n",',
+           '\t       sizeof(MPI_Status) / sizeof(MPI_Fint));']
+    out += [f'\tP({n});' for n in names]
+    out += ['\tfputs(' + ' '.join('"' + line.replace('\\', '\\\\').replace('"', '\\"') + '\\n"'
+                                  for line in MPIF_TAIL.strip('\n').split('\n')) + ', stdout);',
+            '\treturn 0;', '}']
+    return '\n'.join(out) + '\n'
+
+
+def main():
+    header, bindings_c, fconst_c = sys.argv[1:4]
+    text, fns = parse(header)
+    out = ['/* Generated by mpi/fortran/gen_fortran.py from include/mpi.h: the',
+           ' * Fortran bindings that translate argument by argument. */',
+           '#include "mbmpi_fort.h"', '']
+    unknown = []
+    for ret, name, params in fns:
+        if name in HAND or name in NOT_BOUND:
+            continue
+        if ret != 'int' or params is None:
+            unknown.append(f'{name}: returns {ret} or has variadic arguments')
+            continue
+        try:
+            out.append(bind(name, params))
+        except KeyError as e:
+            unknown.append(str(e))
+    if unknown:
+        sys.exit('gen_fortran.py: no Fortran binding rule for\n  ' + '\n  '.join(unknown))
+    with open(bindings_c, 'w') as f:
+        f.write('\n'.join(out))
+    with open(fconst_c, 'w') as f:
+        f.write(fconst(text))
+
+
+if __name__ == '__main__':
+    main()

@@ -18,11 +18,14 @@ enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP
 
 static mbmpi_kernel *mbmpi_kern[MBMPI_NUM_PREDEF_OPS][MBMPI_NUM_PREDEF_TYPES];
 
+/* MPI forbids the input and output of a reduction to overlap: restrict
+ * lets the compiler vectorise (this file is built with -O3; AVX2 clones
+ * measured no faster on 64 KiB here). */
 #define KERNEL(opname, T, sfx, expr)                                                    \
 	static void k_##opname##_##sfx(const void *in_, void *io_, size_t n)            \
 	{                                                                               \
-		const T *in = in_;                                                      \
-		T *io = io_;                                                            \
+		const T *restrict in = in_;                                             \
+		T *restrict io = io_;                                                   \
 		for (size_t i = 0; i < n; i++) {                                        \
 			T a = in[i], b = io[i];                                         \
 			io[i] = (T)(expr);                                              \

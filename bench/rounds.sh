@@ -1,13 +1,20 @@
 # Sourced by the comparison scripts (engines.sh, mpi_compare.sh): the
 # interleaved rounds that make figures from different MPI libraries
 # comparable on a shared machine. The caller defines `configs` (names),
-# `reps` (rounds) and `launch CONFIG NP ARGS...` (one run of mbench).
+# `reps` (rounds) and `launch CONFIG NP TEST BYTES` (one run), and may
+# redefine `extract`.
+
+# The figure in a run's output (mbench's "test bytes value" lines); a
+# caller whose programs print otherwise defines its own after sourcing.
+extract() { # test bytes < output
+	awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1
+}
 
 # One run of one figure with one configuration.
 once() { # config np test bytes
 	local c=$1 np=$2
 	shift 2
-	launch "$c" "$np" "$@" | awk -v t="$1" '$1 == t {print $3}' | sort -g | tail -1
+	launch "$c" "$np" "$@" | extract "$@"
 }
 
 better() { # a b higher_is_better -> true if a beats b

@@ -15,15 +15,19 @@
 struct mbmpi_dtype mbmpi_predef_types[MBMPI_NUM_PREDEF_TYPES];
 static struct mbmpi_seg mbmpi_predef_segs[MBMPI_NUM_PREDEF_TYPES][2];
 
-#define MBMPI_PAIR(idx, T, vbasic, nm)                                                      \
+/* A (value, index) pair type for MINLOC/MAXLOC: C's index is an int,
+ * Fortran's 2REAL and 2DOUBLE_PRECISION carry it in the value's type. */
+#define MBMPI_PAIR_OF(idx, T, vbasic, I, ibasic, nm)                                        \
 	do {                                                                                \
 		struct pair {                                                               \
 			T v;                                                                \
-			int i;                                                              \
+			I i;                                                                \
 		};                                                                          \
-		mbmpi_predef_pair(idx, nm, vbasic, sizeof(T), offsetof(struct pair, i),     \
-				  sizeof(struct pair), _Alignof(struct pair));              \
+		mbmpi_predef_pair(idx, nm, vbasic, sizeof(T), ibasic, sizeof(I),            \
+				  offsetof(struct pair, i), sizeof(struct pair),            \
+				  _Alignof(struct pair));                                   \
 	} while (0)
+#define MBMPI_PAIR(idx, T, vbasic, nm) MBMPI_PAIR_OF(idx, T, vbasic, int, 8, nm)
 
 static void mbmpi_predef_set(int idx, const char *name, size_t size, size_t align)
 {
@@ -57,17 +61,17 @@ static void mbmpi_predef_alias(int idx, const char *name, int as)
 
 /* The MINLOC/MAXLOC pair types: a value and an int, kept as two runs so the
  * element count is two, as for any struct of two basic types. */
-static void mbmpi_predef_pair(int idx, const char *name, int vbasic, size_t vsize, size_t ioff,
-			      size_t ext, size_t align)
+static void mbmpi_predef_pair(int idx, const char *name, int vbasic, size_t vsize, int ibasic,
+			      size_t isize, size_t ioff, size_t ext, size_t align)
 {
 	struct mbmpi_dtype *d = &mbmpi_predef_types[idx];
 
-	mbmpi_predef_set(idx, name, vsize + sizeof(int), align);
+	mbmpi_predef_set(idx, name, vsize + isize, align);
 	d->flags = MBMPI_DT_PREDEF | MBMPI_DT_COMMITTED;
 	d->extent = (MPI_Aint)ext;
 	d->segs[0] = (struct mbmpi_seg){.disp = 0, .len = vsize, .basic = (uint16_t)vbasic};
-	d->segs[1] = (struct mbmpi_seg){.disp = (MPI_Aint)ioff, .len = sizeof(int), .basic = 8};
-	d->true_ub = (MPI_Aint)(ioff + sizeof(int));
+	d->segs[1] = (struct mbmpi_seg){.disp = (MPI_Aint)ioff, .len = isize, .basic = (uint16_t)ibasic};
+	d->true_ub = (MPI_Aint)(ioff + isize);
 	d->nseg = 2;
 	d->nelem = 2;
 }
@@ -147,6 +151,8 @@ void mbmpi_dtype_init(void)
 	mbmpi_predef_alias(59, "MPI_COMPLEX16", 27);
 	mbmpi_predef_alias(60, "MPI_2INTEGER", 36);
 	mbmpi_predef_alias(61, "MPI_C_COMPLEX", 26);
+	MBMPI_PAIR_OF(62, float, 14, float, 14, "MPI_2REAL");
+	MBMPI_PAIR_OF(63, double, 15, double, 15, "MPI_2DOUBLE_PRECISION");
 }
 
 int mbmpi_dt_check(MPI_Datatype h)

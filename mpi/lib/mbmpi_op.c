@@ -100,33 +100,37 @@ COMPLEX_TYPES(GEN_COMPLEX)
 LOGIC_KERNELS(_Bool, cbool)
 BIT_KERNELS(uint8_t, byte)
 
-/* MINLOC/MAXLOC on (value, int) pairs of any layout: stride between pairs,
- * the int at offset ioff. Ties keep the smaller index, as the standard says. */
-#define PAIR_KERNEL(V, sfx)                                                                   \
+/* MINLOC/MAXLOC on (value, index) pairs of any layout: stride between
+ * pairs, the index (an int, or for Fortran's 2REAL and 2DOUBLE_PRECISION
+ * the value's type) at offset ioff. Ties keep the smaller index, as the
+ * standard says. */
+#define PAIR_KERNEL(V, I, sfx)                                                                \
 	static void pair_##sfx(const char *in, char *io, size_t n, size_t stride, size_t ioff,   \
 			       bool max)                                                          \
 	{                                                                                     \
 		for (size_t i = 0; i < n; i++, in += stride, io += stride) {                  \
 			V av, bv;                                                             \
-			int ai, bi;                                                           \
+			I ai, bi;                                                             \
 			memcpy(&av, in, sizeof(V));                                           \
 			memcpy(&bv, io, sizeof(V));                                           \
-			memcpy(&ai, in + ioff, sizeof(int));                                  \
-			memcpy(&bi, io + ioff, sizeof(int));                                  \
+			memcpy(&ai, in + ioff, sizeof(I));                                    \
+			memcpy(&bi, io + ioff, sizeof(I));                                    \
 			if (max ? av > bv : av < bv) {                                        \
 				memcpy(io, &av, sizeof(V));                                   \
-				memcpy(io + ioff, &ai, sizeof(int));                          \
+				memcpy(io + ioff, &ai, sizeof(I));                            \
 			} else if (av == bv && ai < bi) {                                     \
-				memcpy(io + ioff, &ai, sizeof(int));                          \
+				memcpy(io + ioff, &ai, sizeof(I));                            \
 			}                                                                     \
 		}                                                                             \
 	}
-PAIR_KERNEL(float, flt)
-PAIR_KERNEL(double, dbl)
-PAIR_KERNEL(long, long)
-PAIR_KERNEL(int, int)
-PAIR_KERNEL(short, short)
-PAIR_KERNEL(long double, ldbl)
+PAIR_KERNEL(float, int, flt)
+PAIR_KERNEL(double, int, dbl)
+PAIR_KERNEL(long, int, long)
+PAIR_KERNEL(int, int, int)
+PAIR_KERNEL(short, int, short)
+PAIR_KERNEL(long double, int, ldbl)
+PAIR_KERNEL(float, float, 2flt)
+PAIR_KERNEL(double, double, 2dbl)
 
 static void mbmpi_pair_apply(int type, const void *in, void *io, size_t n, size_t stride,
 			     size_t ioff, bool max)
@@ -138,6 +142,8 @@ static void mbmpi_pair_apply(int type, const void *in, void *io, size_t n, size_
 	case 36: pair_int(in, io, n, stride, ioff, max); break;
 	case 37: pair_short(in, io, n, stride, ioff, max); break;
 	case 38: pair_ldbl(in, io, n, stride, ioff, max); break;
+	case 62: pair_2flt(in, io, n, stride, ioff, max); break;
+	case 63: pair_2dbl(in, io, n, stride, ioff, max); break;
 	}
 }
 
@@ -184,7 +190,7 @@ static void mbmpi_ops_init(void)
 
 static bool mbmpi_is_pair(int t)
 {
-	return t >= 33 && t <= 38;
+	return (t >= 33 && t <= 38) || t == 62 || t == 63;
 }
 
 int mbmpi_op_check(MPI_Op op, MPI_Datatype dt)
@@ -213,7 +219,9 @@ static void mbmpi_op_packed(int op, int base, const void *in, void *io, size_t n
 {
 	if (op == OP_MINLOC || op == OP_MAXLOC) {
 		size_t vsize = mbmpi_predef_types[base].segs[0].len;
-		mbmpi_pair_apply(base, in, io, n, vsize + sizeof(int), vsize, op == OP_MAXLOC);
+		size_t isize = mbmpi_predef_types[base].segs[1].len;
+
+		mbmpi_pair_apply(base, in, io, n, vsize + isize, vsize, op == OP_MAXLOC);
 		return;
 	}
 	mbmpi_kern[op][base](in, io, n);

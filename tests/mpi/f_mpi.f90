@@ -129,9 +129,10 @@ contains
   end subroutine point_to_point
 
   subroutine collectives()
-    integer :: ierr, i, op, v(4), root
+    integer :: ierr, i, op, v(4), root, ipair(2)
     integer, allocatable :: all_ranks(:)
-    double precision :: d
+    double precision :: d, dpair(2)
+    real :: rpair(2)
     external absmax
 
     d = rank + 0.5d0
@@ -149,6 +150,22 @@ contains
     all_ranks = -1
     call MPI_Allgather(rank, 1, MPI_INTEGER, all_ranks, 1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
     call check(all(all_ranks == [(i, i = 0, nprocs - 1)]), 'allgather')
+
+    ! MAXLOC/MINLOC on Fortran's pair types: (value, index) in one type.
+    dpair(1) = mod(rank * 7, nprocs) + 0.5d0
+    dpair(2) = rank
+    call MPI_Allreduce(MPI_IN_PLACE, dpair, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, &
+                       MPI_COMM_WORLD, ierr)
+    call ok(ierr, 'MAXLOC on MPI_2DOUBLE_PRECISION')
+    call check(dpair(1) == maxval([(mod(i * 7, nprocs) + 0.5d0, i = 0, nprocs - 1)]), &
+               'MAXLOC value')
+    call check(mod(int(dpair(2)) * 7, nprocs) + 0.5d0 == dpair(1), 'MAXLOC location')
+    rpair = [real(nprocs - rank), real(rank)]
+    call MPI_Allreduce(MPI_IN_PLACE, rpair, 1, MPI_2REAL, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+    call check(rpair(1) == 1.0 .and. rpair(2) == real(nprocs - 1), 'MINLOC on MPI_2REAL')
+    ipair = [5, rank]
+    call MPI_Allreduce(MPI_IN_PLACE, ipair, 1, MPI_2INTEGER, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+    call check(ipair(1) == 5 .and. ipair(2) == 0, 'MINLOC ties keep the smallest index')
 
     call MPI_Op_create(absmax, .true., op, ierr)
     call ok(ierr, 'op_create')

@@ -111,6 +111,8 @@ static inline void mbmpi_dt_retain(struct mbmpi_dtype *d)
 	if (!(d->flags & MBMPI_DT_PREDEF))
 		d->refs++;
 }
+/* count instances of d from one buffer to another of the same layout. */
+void mbmpi_dt_copy(void *dst, const void *src, size_t count, const struct mbmpi_dtype *d);
 /* Bytes a buffer of `count` instances spans, and where it starts. */
 static inline size_t mbmpi_dt_span(const struct mbmpi_dtype *d, size_t count, MPI_Aint *start)
 {
@@ -169,6 +171,8 @@ struct mbmpi_comm {
 	struct mbmpi_topo *topo; /* Cartesian, graph or distributed graph, or NULL */
 	struct mbmpi_attr *attrs;     /* the user's attributes (a window's, on its own comm) */
 	struct mbmpi_info *info;      /* hints given by Comm_set_info, or NULL */
+	struct mbmpi_shmc *shm;       /* node-local collectives' segment (mbmpi_shmcoll.c) */
+	int shm_state;                /* 0 not tried yet, 1 made, -1 not for this one */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -207,6 +211,8 @@ struct mbmpi_topo *mbmpi_topo_dup(const struct mbmpi_topo *t);
 int mbmpi_topo_neighbors(struct mbmpi_comm *c, int *nin, const int **in, const int **in_tag, int *nout,
 			 const int **out, const int **out_tag);
 void mbmpi_comm_fini(void);
+/* Whether all of c's ranks run on this rank's node. */
+bool mbmpi_comm_on_one_node(const struct mbmpi_comm *c);
 struct mbmpi_group *mbmpi_group(MPI_Group h);
 struct mbmpi_group *mbmpi_group_new(int size);
 void mbmpi_group_fix_rank(struct mbmpi_group *g);
@@ -470,6 +476,7 @@ struct mbmpi_state {
 	/* collective algorithm choices (0 = automatic) */
 	int alg_bcast, alg_allreduce, alg_allgather, alg_alltoall, alg_reduce_scatter, alg_barrier;
 	size_t max_msg;            /* engine-level message limit; larger ones are chunked */
+	size_t coll_shm;           /* node-local collectives: largest region (0: never) */
 };
 extern struct mbmpi_state mbmpi;
 
@@ -529,6 +536,26 @@ static inline int mbmpi_poll(void)
 		n += mbmpi_nbc_progress();
 	return n;
 }
+
+/* Collectives among the ranks of one node through shared memory
+ * (mbmpi_shmcoll.c). Each returns MBMPI_SHM_PASS, on every rank alike,
+ * when the call is not one for it (ranks on several nodes, data larger
+ * than a region); the caller then goes point to point. reduce's root -1
+ * is allreduce. */
+#define MBMPI_SHM_PASS (-1)
+int mbmpi_shm_barrier(struct mbmpi_comm *c);
+int mbmpi_shm_bcast(void *buf, size_t count, struct mbmpi_dtype *d, int root, struct mbmpi_comm *c);
+int mbmpi_shm_reduce(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+		     int root, struct mbmpi_comm *c);
+int mbmpi_shm_gather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
+		     size_t rcount, struct mbmpi_dtype *rd, int root, struct mbmpi_comm *c);
+int mbmpi_shm_scatter(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
+		      size_t rcount, struct mbmpi_dtype *rd, int root, struct mbmpi_comm *c);
+int mbmpi_shm_allgather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
+			size_t rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c);
+int mbmpi_shm_alltoall(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
+		       size_t rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c);
+void mbmpi_shm_free(struct mbmpi_comm *c);
 
 /* Point-to-point internals used by collectives and the MPI calls. */
 int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,

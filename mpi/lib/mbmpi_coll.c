@@ -61,7 +61,7 @@ static char *c_tmp(size_t count, const struct mbmpi_dtype *d, void **raw)
 	return *raw ? (char *)*raw - start : NULL;
 }
 
-static void c_copy(void *dst, const void *src, size_t count, const struct mbmpi_dtype *d)
+void mbmpi_dt_copy(void *dst, const void *src, size_t count, const struct mbmpi_dtype *d)
 {
 	if (dst == src || !count)
 		return;
@@ -108,6 +108,8 @@ int mbmpi_barrier(struct mbmpi_comm *c)
 {
 	int n = c->size, r = c->rank, ret;
 
+	if (!mbmpi.alg_barrier && (ret = mbmpi_shm_barrier(c)) != MBMPI_SHM_PASS)
+		return ret;
 	for (int k = 1; k < n; k <<= 1)
 		if ((ret = c_sendrecv(NULL, 0, BYTE_DT, (r + k) % n, NULL, 0, BYTE_DT,
 				      (r - k + n) % n, T_BARRIER, c)))
@@ -194,6 +196,8 @@ static int mbmpi_bcast(void *buf, int count, struct mbmpi_dtype *d, int root, st
 
 	if (c->size == 1 || !nbytes)
 		return MPI_SUCCESS;
+	if (!alg && (ret = mbmpi_shm_bcast(buf, (size_t)count, d, root, c)) != MBMPI_SHM_PASS)
+		return ret;
 	if (!alg)
 		alg = nbytes < 131072 || c->size < 4 ? 1 : 2;
 	if (alg == 1)
@@ -230,9 +234,11 @@ static int mbmpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt
 	if (sbuf == MPI_IN_PLACE)
 		sbuf = rbuf;
 	if (size == 1) {
-		c_copy(rbuf, sbuf, (size_t)count, d);
+		mbmpi_dt_copy(rbuf, sbuf, (size_t)count, d);
 		return MPI_SUCCESS;
 	}
+	if ((ret = mbmpi_shm_reduce(sbuf, rbuf, (size_t)count, dt, op, root, c)) != MBMPI_SHM_PASS)
+		return ret;
 	acc = c_tmp((size_t)count, d, &raw1);
 	tmp = c_tmp((size_t)count, d, &raw2);
 	if (!acc || !tmp) {
@@ -240,7 +246,7 @@ static int mbmpi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt
 		free(raw2);
 		return MPI_ERR_NO_MEM;
 	}
-	c_copy(acc, sbuf, (size_t)count, d);
+	mbmpi_dt_copy(acc, sbuf, (size_t)count, d);
 	rel = (rank - at + size) % size;
 	for (mask = 1; mask < size; mask <<= 1) {
 		if (!(rel & mask)) {
@@ -267,7 +273,7 @@ moved:
 		else if (rank == root)
 			ret = c_recv(rbuf, (size_t)count, d, at, T_REDUCE, c);
 	} else if (rank == root) {
-		c_copy(rbuf, acc, (size_t)count, d);
+		mbmpi_dt_copy(rbuf, acc, (size_t)count, d);
 	}
 out:
 	free(raw1);
@@ -330,7 +336,7 @@ static int allreduce_recdbl(char *rbuf, char *tmp, int count, MPI_Datatype dt, M
 				mbmpi_op_apply(op, tmp, rbuf, (size_t)count, dt);
 			} else {
 				mbmpi_op_apply(op, rbuf, tmp, (size_t)count, dt);
-				c_copy(rbuf, tmp, (size_t)count, d);
+				mbmpi_dt_copy(rbuf, tmp, (size_t)count, d);
 			}
 		}
 	}
@@ -417,8 +423,11 @@ int mbmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 	void *raw;
 	char *tmp;
 
+	if (c->size > 1 && count && !alg &&
+	    (ret = mbmpi_shm_reduce(sbuf, rbuf, (size_t)count, dt, op, -1, c)) != MBMPI_SHM_PASS)
+		return ret;
 	if (sbuf != MPI_IN_PLACE)
-		c_copy(rbuf, sbuf, (size_t)count, d);
+		mbmpi_dt_copy(rbuf, sbuf, (size_t)count, d);
 	if (c->size == 1 || !count)
 		return MPI_SUCCESS;
 	tmp = c_tmp((size_t)count, d, &raw);
@@ -448,6 +457,11 @@ static int mbmpi_gather(const void *sbuf, int scount, struct mbmpi_dtype *sd, vo
 	int size = c->size, rank = c->rank, rel = (rank - root + size) % size, have = 1, ret = 0;
 	size_t B = rank == root ? (size_t)rcount * rd->size : (size_t)scount * sd->size;
 	char *w;
+
+	if ((ret = mbmpi_shm_gather(sbuf, (size_t)scount, sd, rbuf, (size_t)rcount, rd, root, c)) !=
+	    MBMPI_SHM_PASS)
+		return ret;
+	ret = 0;
 
 	/* Everyone's block size is the root's; non-roots know it from their send. */
 	w = malloc(B * (size_t)subtree(rel, size) + 1);
@@ -489,8 +503,13 @@ static int mbmpi_scatter(const void *sbuf, int scount, struct mbmpi_dtype *sd, v
 {
 	int size = c->size, rank = c->rank, rel = (rank - root + size) % size, mask, ret = 0;
 	size_t B = rank == root ? (size_t)scount * sd->size : (size_t)rcount * rd->size;
-	char *w = malloc(B * (size_t)subtree(rel, size) + 1);
+	char *w;
 
+	if ((ret = mbmpi_shm_scatter(sbuf, (size_t)scount, sd, rbuf, (size_t)rcount, rd, root, c)) !=
+	    MBMPI_SHM_PASS)
+		return ret;
+	ret = 0;
+	w = malloc(B * (size_t)subtree(rel, size) + 1);
 	if (!w)
 		return MPI_ERR_NO_MEM;
 	if (rank == root)
@@ -618,8 +637,13 @@ static int mbmpi_allgatherv(const void *sbuf, int scount, struct mbmpi_dtype *sd
 static int mbmpi_allgather(const void *sbuf, int scount, struct mbmpi_dtype *sd, void *rbuf,
 			   int rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c)
 {
-	int *cd = malloc(sizeof(int) * 2 * (size_t)c->size), ret;
+	int *cd, ret;
 
+	if (!mbmpi.alg_allgather &&
+	    (ret = mbmpi_shm_allgather(sbuf, (size_t)scount, sd, rbuf, (size_t)rcount, rd, c)) !=
+		    MBMPI_SHM_PASS)
+		return ret;
+	cd = malloc(sizeof(int) * 2 * (size_t)c->size);
 	if (!cd)
 		return MPI_ERR_NO_MEM;
 	for (int i = 0; i < c->size; i++) {
@@ -743,6 +767,10 @@ static int mbmpi_alltoall(const void *sbuf, int scount, struct mbmpi_dtype *sd, 
 {
 	int n = c->size, alg = mbmpi.alg_alltoall, ret, *v;
 
+	if (!alg &&
+	    (ret = mbmpi_shm_alltoall(sbuf, (size_t)scount, sd, rbuf, (size_t)rcount, rd, c)) !=
+		    MBMPI_SHM_PASS)
+		return ret;
 	if (sbuf != MPI_IN_PLACE) {
 		size_t block = (size_t)scount * sd->size;
 
@@ -790,7 +818,7 @@ static int mbmpi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 			ret = MPI_ERR_NO_MEM;
 			goto out;
 		}
-		c_copy(full, rbuf, (size_t)total, d);
+		mbmpi_dt_copy(full, rbuf, (size_t)total, d);
 		sbuf = full;
 	}
 	if (!alg)
@@ -803,7 +831,7 @@ static int mbmpi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 			ret = MPI_ERR_NO_MEM;
 			goto out;
 		}
-		c_copy(rbuf, (const char *)sbuf + (MPI_Aint)displs[r] * d->extent, (size_t)rcounts[r], d);
+		mbmpi_dt_copy(rbuf, (const char *)sbuf + (MPI_Aint)displs[r] * d->extent, (size_t)rcounts[r], d);
 		for (int i = 1; i < n && !ret; i++) {
 			int dst = (r + i) % n, src = (r - i + n) % n;
 
@@ -831,7 +859,7 @@ static int mbmpi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 				for (int i = 1; i < n && !ret; i++)
 					ret = mbmpi_isend(tmp + (MPI_Aint)displs[i] * d->extent, rcounts[i],
 							  d, i, T_RSCATTER, c, c->ctx + 1, MBMPI_STD, &rq[i]);
-				c_copy(rbuf, tmp, (size_t)rcounts[0], d);
+				mbmpi_dt_copy(rbuf, tmp, (size_t)rcounts[0], d);
 				int e = mbmpi_waitall(n, rq);
 				ret = ret ? ret : e;
 				free(rq);
@@ -863,9 +891,9 @@ static int mbmpi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 		free(raw2);
 		return MPI_ERR_NO_MEM;
 	}
-	c_copy(part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, (size_t)count, d);
+	mbmpi_dt_copy(part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, (size_t)count, d);
 	if (!exclusive && sbuf != MPI_IN_PLACE)
-		c_copy(rbuf, sbuf, (size_t)count, d);
+		mbmpi_dt_copy(rbuf, sbuf, (size_t)count, d);
 	for (int mask = 1; mask < c->size; mask <<= 1) {
 		int dst = r ^ mask;
 
@@ -879,7 +907,7 @@ static int mbmpi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 			if (!exclusive) {
 				mbmpi_op_apply(op, tmp, rbuf, (size_t)count, dt);
 			} else if (!have) {
-				c_copy(rbuf, tmp, (size_t)count, d);
+				mbmpi_dt_copy(rbuf, tmp, (size_t)count, d);
 				have = true;
 			} else {
 				mbmpi_op_apply(op, tmp, rbuf, (size_t)count, dt);
@@ -888,7 +916,7 @@ static int mbmpi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 			mbmpi_op_apply(op, tmp, part, (size_t)count, dt);
 		} else {
 			mbmpi_op_apply(op, part, tmp, (size_t)count, dt);
-			c_copy(part, tmp, (size_t)count, d);
+			mbmpi_dt_copy(part, tmp, (size_t)count, d);
 		}
 	}
 	free(raw1);

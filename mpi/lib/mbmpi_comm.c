@@ -111,6 +111,7 @@ int mbmpi_comm_init(void)
 
 void mbmpi_comm_fini(void)
 {
+	mbmpi_shm_free(&mbmpi_comm_world);
 	mbmpi_errh_release(mbmpi_comm_world.errh);
 	mbmpi_errh_release(mbmpi_comm_self.errh);
 	free(mbmpi_comm_self.addr);
@@ -375,8 +376,22 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 }
 MBMPI_ALIAS(Comm_create)
 
+bool mbmpi_comm_on_one_node(const struct mbmpi_comm *c)
+{
+	const char *me;
+
+	if (!mbmpi.hosts)
+		return c->size == 1;
+	me = mbmpi.hosts[mbmpi.world_rank];
+	for (int i = 0; i < c->size; i++)
+		if (strcmp(mbmpi.hosts[c->group->world[i]], me))
+			return false;
+	return true;
+}
+
 void mbmpi_comm_destroy(struct mbmpi_comm *c)
 {
+	mbmpi_shm_free(c);
 	free(c->addr);
 	mbmpi_topo_free(c->topo);
 	mbmpi_info_free(c->info);

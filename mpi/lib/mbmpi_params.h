@@ -15,6 +15,8 @@
 	  "give the core away in blocking waits: 1, 0, or auto (when ranks on the node outnumber its cores)") \
 	X("MATCHBOX_MPI_SPIN", "64",                                                            \
 	  "idle polls of a blocking wait before it starts yielding")                            \
+	X("MATCHBOX_MPI_COLL_SHM", "16384",                                                     \
+	  "collectives among ranks of one node go through a shared segment when each rank's part fits this many bytes (0: always point to point)") \
 	X("MATCHBOX_MPI_BARRIER", "auto", "barrier algorithm: dissemination")                 \
 	X("MATCHBOX_MPI_BCAST", "auto",                                                         \
 	  "bcast algorithm: binomial, scatter_allgather (auto: binomial below 128 KiB or 4 ranks)") \

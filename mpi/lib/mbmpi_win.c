@@ -809,18 +809,6 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 }
 MBMPI_ALIAS(Win_create)
 
-static bool on_one_node(const struct mbmpi_comm *c)
-{
-	const char *me;
-
-	if (!mbmpi.hosts)
-		return c->size == 1;
-	me = mbmpi.hosts[mbmpi.world_rank];
-	for (int i = 0; i < c->size; i++)
-		if (strcmp(mbmpi.hosts[c->group->world[i]], me))
-			return false;
-	return true;
-}
 
 /* Collective over comm: one shared segment holding every rank's `size`
  * bytes (contiguous, or each from a 64-byte boundary when pad) and then a
@@ -948,7 +936,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 	if (disp_unit <= 0)
 		return MBMPI_ERR(c, MPI_ERR_DISP);
 	/* All on one node: one shared segment, accessed directly. */
-	if (on_one_node(c) && mbmpi_env_long("MATCHBOX_MPI_WIN_SHARED", 1))
+	if (mbmpi_comm_on_one_node(c) && mbmpi_env_long("MATCHBOX_MPI_WIN_SHARED", 1))
 		return win_shared(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, true);
 	if (posix_memalign(&p, 4096, size ? (size_t)size : 1))
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
@@ -982,7 +970,7 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 		return MBMPI_ERR(c, MPI_ERR_SIZE);
 	if (disp_unit <= 0)
 		return MBMPI_ERR(c, MPI_ERR_DISP);
-	if (!on_one_node(c))
+	if (!mbmpi_comm_on_one_node(c))
 		return MBMPI_ERR(c, MPI_ERR_RMA_SHARED);
 	return win_shared(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, false);
 }

@@ -173,6 +173,8 @@ struct mbmpi_comm {
 	struct mbmpi_info *info;      /* hints given by Comm_set_info, or NULL */
 	struct mbmpi_shmc *shm;       /* node-local collectives' segment (mbmpi_shmcoll.c) */
 	int shm_state;                /* 0 not tried yet, 1 made, -1 not for this one */
+	struct mbmpi_hier *hier;      /* across nodes: its node and leader communicators */
+	int hier_state;               /* as shm_state */
 	bool predef;
 	char name[MPI_MAX_OBJECT_NAME];
 };
@@ -477,6 +479,7 @@ struct mbmpi_state {
 	int alg_bcast, alg_allreduce, alg_allgather, alg_alltoall, alg_reduce_scatter, alg_barrier;
 	size_t max_msg;            /* engine-level message limit; larger ones are chunked */
 	size_t coll_shm;           /* node-local collectives: largest region (0: never) */
+	bool coll_hier;            /* collectives across nodes: node, then leaders, then node */
 };
 extern struct mbmpi_state mbmpi;
 
@@ -556,6 +559,9 @@ int mbmpi_shm_allgather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd,
 int mbmpi_shm_alltoall(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
 		       size_t rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c);
 void mbmpi_shm_free(struct mbmpi_comm *c);
+void mbmpi_hier_free(struct mbmpi_comm *c);
+/* Comm_split's work, for communicators of the library's own too. */
+int mbmpi_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *newcomm);
 
 /* Point-to-point internals used by collectives and the MPI calls. */
 int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, int tag,

@@ -102,14 +102,113 @@ static int c_pof2(int n)
 	return p;
 }
 
+/* ---- Across nodes: shared memory within each, point to point between ---- */
+
+/* A communicator over several nodes, some with more than one of its ranks:
+ * its ranks on each node (a communicator whose collectives go through
+ * shared memory) and the lowest of them on every node, the leaders. */
+struct mbmpi_hier {
+	struct mbmpi_comm *node, *leaders;   /* leaders: NULL off the leaders */
+	int *node_of;                        /* comm rank -> its node's leader-comm rank */
+	int *node_rank;                      /* comm rank -> its rank in its node's comm */
+};
+
+void mbmpi_hier_free(struct mbmpi_comm *c)
+{
+	struct mbmpi_hier *h = c->hier;
+
+	if (h) {
+		if (h->node)
+			mbmpi_comm_release(h->node);
+		if (h->leaders)
+			mbmpi_comm_release(h->leaders);
+		free(h->node_of);
+		free(h);
+	}
+	c->hier = NULL;
+	c->hier_state = 0;
+}
+
+/* Collective over c at its first collective that could use it; NULL (and
+ * never again) when c is on one node, has one rank per node, or any rank
+ * failed to make its part. Ranks compute the same answer from the same
+ * host names. */
+static struct mbmpi_hier *hier_get(struct mbmpi_comm *c)
+{
+	struct mbmpi_hier *h;
+	int n = c->size, me = c->rank, nl = 0, ok, all = 0, *lead;
+	MPI_Comm nh = MPI_COMM_NULL, lh = MPI_COMM_NULL;
+	bool shared = false;
+
+	if (MBMPI_LIKELY(c->hier_state))
+		return c->hier;
+	c->hier_state = -1;
+	if (c->inter || !mbmpi.coll_shm || !mbmpi.coll_hier || !mbmpi.hosts || n < 3 ||
+	    mbmpi_comm_on_one_node(c))
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	lead = malloc(sizeof(int) * 3 * (size_t)n);
+	ok = h && lead;
+	for (int r = 0; ok && r < n; r++) {
+		const char *host = mbmpi.hosts[c->group->world[r]];
+		int l = r;
+
+		for (int q = 0; q < r; q++)
+			if (lead[q] == q && !strcmp(mbmpi.hosts[c->group->world[q]], host)) {
+				l = q;
+				break;
+			}
+		lead[r] = l;
+		shared |= l != r;
+		lead[n + r] = l == r ? nl++ : lead[n + l];
+		lead[2 * n + r] = 0;
+		for (int q = l; q < r; q++)
+			lead[2 * n + r] += lead[q] == l;
+	}
+	/* Every rank decides alike: all could compute, and some node is shared. */
+	if (mbmpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c) || !all || !shared) {
+		free(h);
+		free(lead);
+		return NULL;
+	}
+	/* Both splits on every rank, whatever the first one returned. */
+	ok = !mbmpi_split(c, lead[me], me, &nh);
+	ok &= !mbmpi_split(c, lead[me] == me ? 0 : MPI_UNDEFINED, me, &lh);
+	if (mbmpi_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c) || !all) {
+		if (nh != MPI_COMM_NULL)
+			mbmpi_comm_release(mbmpi_comm(nh));
+		if (lh != MPI_COMM_NULL)
+			mbmpi_comm_release(mbmpi_comm(lh));
+		free(h);
+		free(lead);
+		return NULL;
+	}
+	h->node = mbmpi_comm(nh);
+	h->leaders = lh == MPI_COMM_NULL ? NULL : mbmpi_comm(lh);
+	/* node_of and node_rank share lead's allocation. */
+	memmove(lead, lead + n, sizeof(int) * 2 * (size_t)n);
+	h->node_of = lead;
+	h->node_rank = lead + n;
+	c->hier = h;
+	c->hier_state = 1;
+	return h;
+}
+
 /* ---- Barrier ---- */
 
 int mbmpi_barrier(struct mbmpi_comm *c)
 {
 	int n = c->size, r = c->rank, ret;
 
+	struct mbmpi_hier *h;
+
 	if (!mbmpi.alg_barrier && (ret = mbmpi_shm_barrier(c)) != MBMPI_SHM_PASS)
 		return ret;
+	/* Everyone on the node in, the leaders among themselves, everyone out. */
+	if (!mbmpi.alg_barrier && (h = hier_get(c)))
+		return (ret = mbmpi_barrier(h->node)) ? ret
+		       : h->leaders && (ret = mbmpi_barrier(h->leaders)) ? ret
+									  : mbmpi_barrier(h->node);
 	for (int k = 1; k < n; k <<= 1)
 		if ((ret = c_sendrecv(NULL, 0, BYTE_DT, (r + k) % n, NULL, 0, BYTE_DT,
 				      (r - k + n) % n, T_BARRIER, c)))
@@ -193,11 +292,23 @@ static int mbmpi_bcast(void *buf, int count, struct mbmpi_dtype *d, int root, st
 	bool contig = d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size);
 	int alg = mbmpi.alg_bcast, ret;
 	char *p, *tmp = NULL;
+	struct mbmpi_hier *h;
 
 	if (c->size == 1 || !nbytes)
 		return MPI_SUCCESS;
 	if (!alg && (ret = mbmpi_shm_bcast(buf, (size_t)count, d, root, c)) != MBMPI_SHM_PASS)
 		return ret;
+	/* Root's node first, so its leader has the data, then the leaders,
+	 * then each other node from its leader. */
+	if (!alg && nbytes < 131072 && (h = hier_get(c))) {
+		int rn = h->node_of[root], mine = h->node_of[c->rank];
+
+		if (mine == rn && (ret = mbmpi_bcast(buf, count, d, h->node_rank[root], h->node)))
+			return ret;
+		if (h->leaders && (ret = mbmpi_bcast(buf, count, d, rn, h->leaders)))
+			return ret;
+		return mine == rn ? MPI_SUCCESS : mbmpi_bcast(buf, count, d, 0, h->node);
+	}
 	if (!alg)
 		alg = nbytes < 131072 || c->size < 4 ? 1 : 2;
 	if (alg == 1)
@@ -420,12 +531,24 @@ int mbmpi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 	struct mbmpi_dtype *d = mbmpi_dt(dt);
 	size_t bytes = (size_t)count * d->size;
 	int alg = mbmpi.alg_allreduce, ret;
+	struct mbmpi_hier *h;
 	void *raw;
 	char *tmp;
 
 	if (c->size > 1 && count && !alg &&
 	    (ret = mbmpi_shm_reduce(sbuf, rbuf, (size_t)count, dt, op, -1, c)) != MBMPI_SHM_PASS)
 		return ret;
+	/* Reduce on each node, allreduce among leaders, bcast on each node:
+	 * one message per node crosses the network each step. Commutative
+	 * operations only, since nodes need not hold consecutive ranks. */
+	if (c->size > 1 && count && !alg && bytes <= mbmpi.coll_shm && mbmpi_op(op)->commute &&
+	    (h = hier_get(c))) {
+		if ((ret = mbmpi_reduce(sbuf, rbuf, count, dt, op, 0, h->node)))
+			return ret;
+		if (h->leaders && (ret = mbmpi_allreduce(MPI_IN_PLACE, rbuf, count, dt, op, h->leaders)))
+			return ret;
+		return mbmpi_bcast(rbuf, count, d, 0, h->node);
+	}
 	if (sbuf != MPI_IN_PLACE)
 		mbmpi_dt_copy(rbuf, sbuf, (size_t)count, d);
 	if (c->size == 1 || !count)

@@ -112,6 +112,7 @@ int mbmpi_comm_init(void)
 void mbmpi_comm_fini(void)
 {
 	mbmpi_shm_free(&mbmpi_comm_world);
+	mbmpi_hier_free(&mbmpi_comm_world);
 	mbmpi_errh_release(mbmpi_comm_world.errh);
 	mbmpi_errh_release(mbmpi_comm_self.errh);
 	free(mbmpi_comm_self.addr);
@@ -251,7 +252,7 @@ static int mbmpi_ck_cmp(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static int mbmpi_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *newcomm)
+int mbmpi_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *newcomm)
 {
 	struct mbmpi_ck *all;
 	struct mbmpi_group *g;
@@ -392,6 +393,7 @@ bool mbmpi_comm_on_one_node(const struct mbmpi_comm *c)
 void mbmpi_comm_destroy(struct mbmpi_comm *c)
 {
 	mbmpi_shm_free(c);
+	mbmpi_hier_free(c);
 	free(c->addr);
 	mbmpi_topo_free(c->topo);
 	mbmpi_info_free(c->info);

@@ -760,6 +760,7 @@ static void mbmpi_read_params(void)
 	mbmpi.alg_reduce_scatter = mbmpi_alg("MATCHBOX_MPI_REDUCE_SCATTER", rs);
 	mbmpi.spin = (int)mbmpi_env_long("MATCHBOX_MPI_SPIN", 64);
 	mbmpi.coll_shm = (size_t)mbmpi_env_long("MATCHBOX_MPI_COLL_SHM", 16384);
+	mbmpi.coll_hier = mbmpi_env_long("MATCHBOX_MPI_COLL_HIER", 1) != 0;
 }
 
 /* Which engine matches: the provider when it is one that matches well

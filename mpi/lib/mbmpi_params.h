@@ -17,6 +17,8 @@
 	  "idle polls of a blocking wait before it starts yielding")                            \
 	X("MATCHBOX_MPI_COLL_SHM", "16384",                                                     \
 	  "collectives among ranks of one node go through a shared segment when each rank's part fits this many bytes (0: always point to point)") \
+	X("MATCHBOX_MPI_COLL_HIER", "1",                                                        \
+	  "barrier, bcast (below 128 KiB) and allreduce (commutative ops, up to MATCHBOX_MPI_COLL_SHM bytes) over several nodes: 1 within each node by shared memory and between nodes among one leader each, 0 point to point among all ranks") \
 	X("MATCHBOX_MPI_BARRIER", "auto", "barrier algorithm: dissemination")                 \
 	X("MATCHBOX_MPI_BCAST", "auto",                                                         \
 	  "bcast algorithm: binomial, scatter_allgather (auto: binomial below 128 KiB or 4 ranks)") \

@@ -172,6 +172,8 @@ two_hosts() {
 	done
 	check "MPI t_p2p, idle teardown every 20 ms" mpi 2 t_p2p FI_MATCHBOX_CONN_IDLE_MS=20 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_coll, every collective point to point among all ranks (no node leaders), 2 hosts x 2" \
+		mpi 2 t_coll MATCHBOX_MPI_COLL_HIER=0
 	check "MPI t_coll, idle teardown every 20 ms" mpi 2 t_coll FI_MATCHBOX_CONN_IDLE_MS=20 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_p2p by clear-to-send (both classes), idle teardown every 20 ms" mpi 2 t_p2p \

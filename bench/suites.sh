@@ -96,6 +96,8 @@ extract() { # test bytes
 	local t=$1 by=$2 col=""
 	[ "${t#*:*:}" != "$t" ] && col=${t##*:}
 	case $t in
+	# osu_barrier prints its latency alone on the line.
+	osu:osu_barrier) awk '/^ *[0-9.]+ *$/ {print $1}' ;;
 	osu:*) awk -v b="$by" -v c="${col:-2}" '$1 == b {print $c}' ;;
 	imb:*) awk -v b="$by" -v c="${col:-5}" '$1 == b && NF >= c {print $c; exit}' ;;
 	npb:*) awk '/Time in seconds/ {print $NF}' ;;
@@ -125,11 +127,24 @@ row() { # test bytes np higher_is_better unit
 if [ -n "$osu" ]; then
 	row osu:osu_latency 8 2 0 us
 	row osu:osu_latency 65536 2 0 us
+	row osu:osu_bw 8 2 1 MB/s
+	row osu:osu_mbw_mr:3 8 2 1 msg/s
 	row osu:osu_bw 1048576 2 1 MB/s
 	row osu:osu_put_latency 8 2 0 us
 	row osu:osu_get_latency 8 2 0 us
 	row osu:osu_put_bw 1048576 2 1 MB/s
+	# Issue 17's small collectives, at 2 ranks and 4 (oversubscribed).
+	row osu:osu_allreduce 8 2 0 us
 	row osu:osu_allreduce 8 4 0 us
+	row osu:osu_bcast 8 4 0 us
+	row osu:osu_barrier 0 4 0 us
+	row osu:osu_alltoall 64 4 0 us
+	row osu:osu_reduce 8 4 0 us
+	row osu:osu_allgather 8 4 0 us
+	row osu:osu_gather 8 4 0 us
+	row osu:osu_scatter 8 4 0 us
+	row osu:osu_allreduce 4096 4 0 us
+	row osu:osu_bcast 4096 4 0 us
 	row osu:osu_allreduce 65536 4 0 us
 	# osu_iallreduce prints: size, overall, compute, pure comm, overlap (%).
 	row osu:osu_iallreduce:5 65536 2 1 %overlap

@@ -2,24 +2,26 @@
  * Collectives among the ranks of one node through a segment of shared
  * memory per communicator, the idea of Open MPI's coll/sm and MPICH's
  * release-gather: small collectives cost a few cache-line transfers
- * instead of a message per step. Every rank owns a region in each of
- * NSLOT slots and two flag words, each on its own cache lines; the k-th
- * collective on the communicator uses slot k % NSLOT. A rank writes its
- * contribution into its region, then publishes k in `ready`; readers wait
- * for a value of at least k and read the region in place. A rank
- * publishes k in `done` when it has finished with collective k, and no
- * rank starts collective k until all are done with k - NSLOT: a slot is
- * never rewritten while someone reads it, no rank runs more than NSLOT
- * collectives ahead, and flags only grow, so nothing is ever reset.
- * Reductions fold in rank order (the same order on every rank, so all
- * get the same bits): flat up to SHM_FLAT ranks, where every rank reads
- * every contribution and no second hop is needed, and over a k-nomial
- * tree with contiguous subtrees above that. The segment is made at the
- * first collective on a communicator whose ranks all share a node (the
- * ranks agree on it point to point); calls whose data does not fit a
- * region, and communicators across nodes, go point to point
- * (mbmpi_coll.c), and the ranks always agree on which path a call takes
- * because every test is on quantities MPI requires to match.
+ * instead of a message per step. Every rank owns a cell in each of
+ * SHM_NCELL small slots, a region in each of SHM_NSLOT large ones, and two
+ * flag words, each on its own cache lines; the k-th collective on the
+ * communicator uses small or large slot k modulo their count, by the size
+ * of its largest part. A rank writes its part, then publishes k in
+ * `ready`; readers wait for a value of at least k and read the part in
+ * place. A rank publishes k in `done` when it has finished with
+ * collective k, and no rank starts collective k until all are done with
+ * the call that last used its slot: a slot is never rewritten while
+ * someone reads it, no rank runs more than SHM_NCELL collectives ahead,
+ * and flags only grow, so nothing is ever reset. Reductions fold in rank
+ * order (the same order on every rank, so all get the same bits): flat up
+ * to SHM_FLAT ranks, where every rank reads every part and no second hop
+ * is needed, and over a k-nomial tree with contiguous subtrees above
+ * that. The segment is made at the first collective on a communicator
+ * whose ranks all share a node (the ranks agree on it point to point);
+ * calls whose parts do not fit a region, and communicators across nodes,
+ * go point to point (mbmpi_coll.c), and the ranks always agree on which
+ * path a call takes because every test is on quantities MPI requires to
+ * match.
  */
 #include "mbmpi.h"
 
@@ -30,12 +32,12 @@
 #include <unistd.h>
 
 #define SHM_CELL 256     /* small parts go in cells, many calls deep */
-#define SHM_NCELL 256
+#define SHM_NCELL 64
 #define SHM_NSLOT 8      /* larger ones in regions, fewer calls deep */
 #define SHM_FLAT 8       /* ranks up to which reductions and barriers are flat */
 #define SHM_RADIX 4      /* fan-in of the tree above that */
 #define SHM_LINE 128     /* a flag's own lines: adjacent-line prefetch pairs them */
-#define SHM_VSPACE ((size_t)256 << 20)  /* data slots of one communicator, at most */
+#define SHM_VSPACE ((size_t)16 << 20)   /* regions of one communicator, at most (reserved) */
 
 struct shm_flags {
 	uint64_t ready;
@@ -57,6 +59,7 @@ struct mbmpi_shmc {
 	uint64_t seq;            /* collectives started on the communicator */
 	uint64_t safe;           /* every rank is done with the collectives up to this one */
 	int n, me;
+	bool watch;              /* every rank's pid is visible here: waits notice a death */
 };
 
 static inline char *reg(const struct mbmpi_shmc *s, int j)
@@ -94,7 +97,8 @@ static int shm_wait(const struct mbmpi_shmc *s, const uint64_t *w, int j, uint64
 	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < v) {
 		if ((++i & 7) == 0) {
 			mbmpi_poll();
-			if ((i & ((1ul << 20) - 1)) == 0 && kill(s->fl[j].pid, 0) && errno == ESRCH)
+			if (s->watch && (i & ((1ul << 20) - 1)) == 0 && kill(s->fl[j].pid, 0) &&
+			    errno == ESRCH)
 				return MPI_ERR_PROC_FAILED;
 		}
 		relax();
@@ -196,7 +200,9 @@ static struct mbmpi_shmc *shm_get(struct mbmpi_comm *c)
 		ok = 0;
 	if (ok && c->rank == 0) {
 		fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-		if (fd < 0 || ftruncate(fd, (off_t)len))
+		/* Reserved now: a full /dev/shm fails here, and the communicator
+		 * goes point to point, instead of faulting at a later write. */
+		if (fd < 0 || ftruncate(fd, (off_t)len) || posix_fallocate(fd, 0, (off_t)len))
 			ok = 0;
 	}
 	/* The name exists before anyone else opens it. */
@@ -224,6 +230,11 @@ static struct mbmpi_shmc *shm_get(struct mbmpi_comm *c)
 	}
 	*s = (struct mbmpi_shmc){.seg = p, .len = len, .region = region, .fl = p,
 				 .cells = (char *)p + flags, .data = (char *)p + flags + cells, .n = c->size, .me = c->rank};
+	/* Ranks in another pid namespace cannot be watched. */
+	s->watch = true;
+	for (int j = 0; j < s->n; j++)
+		if (kill(s->fl[j].pid, 0) && errno == ESRCH)
+			s->watch = false;
 	c->shm = s;
 	c->shm_state = 1;
 	return s;

@@ -240,6 +240,18 @@ static struct mbmpi_shmc *shm_get(struct mbmpi_comm *c)
 	return s;
 }
 
+/* Opens a call on c whose largest part on any rank is `need` bytes:
+ * MBMPI_SHM_PASS when c has no segment or the part does not fit. */
+static int shm_call(struct mbmpi_comm *c, size_t need, struct mbmpi_shmc **out)
+{
+	struct mbmpi_shmc *s = shm_get(c);
+
+	if (!s || need > s->region)
+		return MBMPI_SHM_PASS;
+	*out = s;
+	return shm_begin(s, need);
+}
+
 static inline bool contig(const struct mbmpi_dtype *d, size_t count)
 {
 	return d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size);
@@ -280,12 +292,10 @@ static int tree_children(int r, int n, int *kid)
 
 int mbmpi_shm_barrier(struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	int kid[64], ret;
 
-	if (!s)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, 0)))
+	if ((ret = shm_call(c, 0, &s)))
 		return ret;
 	/* Flat, every rank reading every flag, is one hop. Oversubscribed,
 	 * gather to rank 0 and release from it: rank 0 leaves first and is
@@ -310,12 +320,10 @@ int mbmpi_shm_barrier(struct mbmpi_comm *c)
 
 int mbmpi_shm_bcast(void *buf, size_t count, struct mbmpi_dtype *d, int root, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	int ret;
 
-	if (!s || count * d->size > s->region)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, count * d->size)))
+	if ((ret = shm_call(c, count * d->size, &s)))
 		return ret;
 	if (s->me == root) {
 		put(reg(s, root), buf, count, d);
@@ -352,7 +360,7 @@ static int fold(const struct mbmpi_shmc *s, void *out, int lo, int hi, size_t co
 int mbmpi_shm_reduce(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
 		     int root, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	struct mbmpi_dtype *d = mbmpi_dt(dt);
 	const char *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
 	MPI_Aint start;
@@ -361,9 +369,9 @@ int mbmpi_shm_reduce(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 	char *mine;
 
 	/* An unaligned start would misalign every element in the regions. */
-	if (!s || span > s->region || (d->align > 1 && start % d->align))
+	if (d->align > 1 && start % d->align)
 		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, span)))
+	if ((ret = shm_call(c, span, &s)))
 		return ret;
 	n = s->n;
 	me = s->me;
@@ -402,14 +410,11 @@ int mbmpi_shm_reduce(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 int mbmpi_shm_gather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
 		     size_t rcount, struct mbmpi_dtype *rd, int root, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
-	size_t B = c->rank == root ? rcount * rd->size : scount * sd->size;
+	struct mbmpi_shmc *s;
 	MPI_Aint ext;
 	int ret;
 
-	if (!s || B > s->region)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, B)))
+	if ((ret = shm_call(c, c->rank == root ? rcount * rd->size : scount * sd->size, &s)))
 		return ret;
 	if (s->me != root) {
 		put(reg(s, s->me), sbuf, scount, sd);
@@ -434,13 +439,11 @@ int mbmpi_shm_gather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, vo
 int mbmpi_shm_scatter(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
 		      size_t rcount, struct mbmpi_dtype *rd, int root, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	size_t B = c->rank == root ? scount * sd->size : rcount * rd->size;
 	int ret;
 
-	if (!s || B * (size_t)s->n > s->region)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, B * (size_t)s->n)))
+	if ((ret = shm_call(c, B * (size_t)c->size, &s)))
 		return ret;
 	if (s->me == root) {
 		for (int j = 0; j < s->n; j++)
@@ -458,14 +461,12 @@ int mbmpi_shm_scatter(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, v
 int mbmpi_shm_allgather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
 			size_t rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	MPI_Aint ext = (MPI_Aint)rcount * rd->extent;
 	bool in_place = sbuf == MPI_IN_PLACE;
-	int ret = MPI_SUCCESS;
+	int ret;
 
-	if (!s || rcount * rd->size > s->region)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, rcount * rd->size)))
+	if ((ret = shm_call(c, rcount * rd->size, &s)))
 		return ret;
 	if (in_place)
 		put(reg(s, s->me), (char *)rbuf + s->me * ext, rcount, rd);
@@ -486,14 +487,12 @@ int mbmpi_shm_allgather(const void *sbuf, size_t scount, struct mbmpi_dtype *sd,
 int mbmpi_shm_alltoall(const void *sbuf, size_t scount, struct mbmpi_dtype *sd, void *rbuf,
 		       size_t rcount, struct mbmpi_dtype *rd, struct mbmpi_comm *c)
 {
-	struct mbmpi_shmc *s = shm_get(c);
+	struct mbmpi_shmc *s;
 	size_t B = rcount * rd->size;
 	MPI_Aint ext = (MPI_Aint)rcount * rd->extent;
-	int ret = MPI_SUCCESS;
+	int ret;
 
-	if (!s || B * (size_t)s->n > s->region)
-		return MBMPI_SHM_PASS;
-	if ((ret = shm_begin(s, B * (size_t)s->n)))
+	if ((ret = shm_call(c, B * (size_t)c->size, &s)))
 		return ret;
 	/* In place: every block leaves before any arrives. */
 	if (sbuf == MPI_IN_PLACE) {

@@ -199,16 +199,17 @@ static struct mbmpi_hier *hier_get(struct mbmpi_comm *c)
 int mbmpi_barrier(struct mbmpi_comm *c)
 {
 	int n = c->size, r = c->rank, ret;
-
 	struct mbmpi_hier *h;
 
 	if (!mbmpi.alg_barrier && (ret = mbmpi_shm_barrier(c)) != MBMPI_SHM_PASS)
 		return ret;
 	/* Everyone on the node in, the leaders among themselves, everyone out. */
-	if (!mbmpi.alg_barrier && (h = hier_get(c)))
-		return (ret = mbmpi_barrier(h->node)) ? ret
-		       : h->leaders && (ret = mbmpi_barrier(h->leaders)) ? ret
-									  : mbmpi_barrier(h->node);
+	if (!mbmpi.alg_barrier && (h = hier_get(c))) {
+		if ((ret = mbmpi_barrier(h->node)) ||
+		    (h->leaders && (ret = mbmpi_barrier(h->leaders))))
+			return ret;
+		return mbmpi_barrier(h->node);
+	}
 	for (int k = 1; k < n; k <<= 1)
 		if ((ret = c_sendrecv(NULL, 0, BYTE_DT, (r + k) % n, NULL, 0, BYTE_DT,
 				      (r - k + n) % n, T_BARRIER, c)))

@@ -114,6 +114,7 @@ static int inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct 
 void mbmpi_inter_free(struct mbmpi_comm *c)
 {
 	mbmpi_shm_free(c->local);
+	mbmpi_hier_free(c->local);
 	free(c->local->addr);
 	mbmpi_group_release(c->local->group);
 	free(c->local);

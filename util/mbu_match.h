@@ -15,7 +15,15 @@
  * by source, and in arrival order), so a receive probes exactly the one index
  * its own shape selects. Only the two wildcard-tag shapes scan, and they scan
  * only entries of the same source (or, for the full wildcard, in order until
- * the first match). */
+ * the first match).
+ *
+ * Why the indexes are built lazily: most queues are short (a message or two
+ * waiting, a window of receives for one peer), and filing an entry in three
+ * hash maps costs more than reading a few list entries. A queue starts as
+ * its plain ordered list (`all`), which is matched by a scan; the first scan
+ * that reads more than scan_limit entries files every entry in the indexes,
+ * in order, and the queue stays indexed until it is empty again. A scan is
+ * thus never longer than scan_limit entries plus the one that builds. */
 #ifndef MBU_MATCH_H
 #define MBU_MATCH_H
 
@@ -27,6 +35,7 @@
 #include "mbu_qmap.h"
 
 #define MBU_SRC_ANY ((uint64_t)-1)	/* FI_ADDR_UNSPEC */
+#define MBU_MATCH_SCAN 16		/* entries scanned before indexing */
 
 struct mbu_mentry {
 	struct mbu_dlist link[4];
@@ -43,9 +52,11 @@ struct mbu_posted {
 	struct mbu_qmap anysrc;		/* (tag), src any, ignore 0 */
 	struct mbu_qmap srcwild;	/* (src), ignore != 0 */
 	struct mbu_dlist wild;		/* src any, ignore != 0 */
-	struct mbu_dlist all;		/* every posted entry, for cancel/close */
+	struct mbu_dlist all;		/* every posted entry, in posting order */
 	uint64_t seq;
 	size_t count;
+	size_t scan_limit;		/* 0: always indexed */
+	bool indexed;
 };
 
 struct mbu_unexp {
@@ -54,10 +65,14 @@ struct mbu_unexp {
 	struct mbu_qmap bysrc;		/* (src) */
 	struct mbu_dlist all;		/* arrival order */
 	size_t count;
+	size_t scan_limit;		/* 0: always indexed */
+	bool indexed;
 };
 
 int mbu_posted_init(struct mbu_posted *q);
 void mbu_posted_fini(struct mbu_posted *q);
+/* For an empty queue: index after `limit` scanned entries (0: always). */
+void mbu_posted_set_scan(struct mbu_posted *q, size_t limit);
 /* Returns 0 or -ENOMEM (and then q is unchanged). */
 int mbu_posted_insert(struct mbu_posted *q, struct mbu_mentry *e,
 		      uint64_t src, uint64_t tag, uint64_t ignore);
@@ -70,6 +85,7 @@ static inline struct mbu_mentry *mbu_posted_entry_of_all(struct mbu_dlist *it)
 
 int mbu_unexp_init(struct mbu_unexp *q);
 void mbu_unexp_fini(struct mbu_unexp *q);
+void mbu_unexp_set_scan(struct mbu_unexp *q, size_t limit);
 int mbu_unexp_insert(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src, uint64_t tag);
 struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src, uint64_t tag,
 				   uint64_t ignore);

@@ -326,6 +326,7 @@ struct mbmpi_req {
 	bool complete;
 	bool user_freed;     /* MPI_Request_free on an active request */
 	bool internal;       /* no user handle; freed on completion */
+	bool builtin;        /* mbmpi_req_sent: shared, never freed */
 	int outstanding;     /* fabric operations still in flight */
 	MPI_Status status;
 	int err;             /* MPI error class for the operation */
@@ -571,6 +572,7 @@ int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
 int mbmpi_wait(struct mbmpi_req *r, MPI_Status *st);
 int mbmpi_waitall(int n, struct mbmpi_req **r);
 void mbmpi_req_free(struct mbmpi_req *r);
+extern struct mbmpi_req mbmpi_req_sent;
 struct mbmpi_req *mbmpi_req_alloc(void);
 void mbmpi_req_done(struct mbmpi_req *r);
 void mbmpi_status_empty(MPI_Status *st);

@@ -73,8 +73,21 @@ void mbmpi_status_empty(MPI_Status *st)
 	st->mbmpi_bytes = 0;
 }
 
+/* What MPI_Isend hands back for a message the provider took a copy of
+ * before returning (an inject): a send that is already complete, shared by
+ * all such sends (as MPICH's builtin requests are), so that the call
+ * allocates nothing and the wait has nothing to do. Nothing writes to it:
+ * retiring or freeing it only drops the program's handle. */
+struct mbmpi_req mbmpi_req_sent = {
+	.kind = MBMPI_REQ_SEND, .complete = true, .builtin = true,
+	.status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG,
+		   .MPI_ERROR = MPI_SUCCESS},
+};
+
 void mbmpi_req_free(struct mbmpi_req *r)
 {
+	if (r->builtin)
+		return;
 	if (r->comm)
 		mbmpi_comm_release(r->comm);
 	if (r->dt)
@@ -836,17 +849,23 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 		ret = mbmpi_bsend_start(buf, count, mbmpi_dt(dt), dest, tag, c);
 		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 	}
-	/* MPI_Send of a few contiguous bytes: handed to the provider to copy
-	 * at once, with no request to allocate, complete and wait for. */
-	if (!out && mode != MBMPI_SYNC && dest != MPI_PROC_NULL && mbmpi.eng->inject) {
+	/* A few contiguous bytes in standard or ready mode: handed to the
+	 * provider to copy at once, with no request to allocate, complete and
+	 * wait for (MPI_Isend returns the shared completed request). */
+	if (mode != MBMPI_SYNC && dest != MPI_PROC_NULL && mbmpi.eng->inject) {
 		struct mbmpi_dtype *d = mbmpi_dt(dt);
 
 		if (d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size)) {
 			ret = mbmpi.eng->inject(c, dest, tag,
 						(const char *)buf + (d->nseg ? d->segs[0].disp : 0),
 						(size_t)count * d->size);
-			if (ret >= 0)
-				return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+			if (ret > 0)
+				return MBMPI_ERR(c, ret);
+			if (ret == 0) {
+				if (out)
+					*out = &mbmpi_req_sent;
+				return MPI_SUCCESS;
+			}
 		}
 	}
 	ret = mbmpi_isend(buf, count, mbmpi_dt(dt), dest, tag, c, c->ctx, mode, &r);

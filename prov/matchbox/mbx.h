@@ -535,7 +535,12 @@ struct mbx_ux {
 	fi_addr_t src;
 	uint8_t op, wflags;
 	uint64_t tag, data, size, id;
-	struct mbx_wire_iov riov[MBX_IOV_LIMIT];
+	union {
+		struct mbx_wire_iov riov[MBX_IOV_LIMIT];	/* RTS */
+		/* An eager payload this small lives here: no buffer to get and
+		 * give back for the common small unexpected message. */
+		unsigned char inl[MBX_IOV_LIMIT * sizeof(struct mbx_wire_iov)];
+	};
 	uint8_t riov_cnt;
 	uint32_t rkey;		/* RTS with MBX_WF_RMA */
 	void *buf;

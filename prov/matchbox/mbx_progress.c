@@ -1025,7 +1025,10 @@ static bool deliver_eager(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx
 		return true;
 	}
 	take = size < rx->total ? size : rx->total;
-	mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
+	if (rx->iov_cnt == 1 && take)
+		memcpy(rx->iov[0].iov_base, payload, take);
+	else if (take)
+		mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
 	if (rx->posted) {
 		mbu_posted_remove(q, &rx->m);
 		rx->posted = false;
@@ -1313,7 +1316,9 @@ static int ux_class(size_t size)
 void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux)
 {
 	if (ux->buf) {
-		if (ux->cls < MBX_UX_CLASSES)
+		if (ux->buf == ux->inl)
+			;
+		else if (ux->cls < MBX_UX_CLASSES)
 			mbu_pool_put(&ep->ux_buf[ux->cls], ux->buf);
 		else
 			free(ux->buf);
@@ -1834,9 +1839,13 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	ux->buf = NULL;
 	ux->riov_cnt = 0;
 	if (w->op == MBX_OP_EAGER && w->size) {
-		ux->cls = ux_class(w->size);
-		ux->buf = ux->cls < MBX_UX_CLASSES ? mbu_pool_get(&ep->ux_buf[ux->cls])
-						   : malloc(w->size);
+		if (w->size <= sizeof(ux->inl)) {
+			ux->buf = ux->inl;
+		} else {
+			ux->cls = ux_class(w->size);
+			ux->buf = ux->cls < MBX_UX_CLASSES ?
+				  mbu_pool_get(&ep->ux_buf[ux->cls]) : malloc(w->size);
+		}
 		if (!ux->buf) {
 			mbu_pool_put(&ep->ux_pool, ux);
 			return 0;

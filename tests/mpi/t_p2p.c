@@ -2,8 +2,10 @@
  * Point-to-point at any number of ranks: the four send modes blocking and
  * not, Sendrecv(_replace), persistent requests, the Wait/Test family,
  * cancel, Request_free, probes and matched probes, wildcards, PROC_NULL,
- * message order, large messages, and a synchronous send that must not
- * complete before its receive is posted.
+ * message order, large messages, a synchronous send that must not
+ * complete before its receive is posted, and small nonblocking sends (which
+ * our library completes inside MPI_Isend) through every call that takes a
+ * request.
  */
 #include "mt.h"
 
@@ -380,6 +382,70 @@ static void large(void)
 	free(r);
 }
 
+/* Small and large nonblocking sends mixed on one pair, their requests
+ * handed to every completion call, freed, tested and waited on in any
+ * order: every message arrives once, in order, with its data, and the
+ * requests all end up null. */
+static void small_isends(void)
+{
+	enum { N = 40, BIG = 20000 };
+	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	static int small[N][2], big[BIG], in[N][BIG];
+	MPI_Request sq[N], rq[N];
+	MPI_Status st;
+	int flag, idx, cnt, ind[N];
+
+	for (int i = 0; i < N; i++)
+		MPI_Irecv(in[i], BIG, MPI_INT, left, 70, MPI_COMM_WORLD, &rq[i]);
+	fill(big, BIG, rank);
+	for (int i = 0; i < N; i++) {
+		small[i][0] = rank;
+		small[i][1] = i;
+		if (i % 10 == 5)
+			MPI_Isend(big, BIG, MPI_INT, right, 70, MPI_COMM_WORLD, &sq[i]);
+		else
+			MPI_Isend(small[i], 2, MPI_INT, right, 70, MPI_COMM_WORLD, &sq[i]);
+	}
+	MPI_Request_get_status(sq[0], &flag, &st);
+	MPI_Request_free(&sq[1]);
+	CHECK(sq[1] == MPI_REQUEST_NULL);
+	MPI_Test(&sq[2], &flag, &st);
+	CHECK(!flag || sq[2] == MPI_REQUEST_NULL);
+	MPI_Wait(&sq[3], &st);
+	CHECK(sq[3] == MPI_REQUEST_NULL);
+	MPI_Test_cancelled(&st, &flag);
+	CHECK(!flag);
+	MPI_Waitany(N, sq, &idx, &st);
+	CHECK(idx == MPI_UNDEFINED || sq[idx] == MPI_REQUEST_NULL);
+	MPI_Waitsome(N, sq, &cnt, ind, MPI_STATUSES_IGNORE);
+	for (int j = 0; cnt != MPI_UNDEFINED && j < cnt; j++)
+		CHECK(sq[ind[j]] == MPI_REQUEST_NULL);
+	MPI_Testall(N, sq, &flag, MPI_STATUSES_IGNORE);
+	MPI_Waitall(N, sq, MPI_STATUSES_IGNORE);
+	for (int i = 0; i < N; i++)
+		CHECK(sq[i] == MPI_REQUEST_NULL);
+	for (int i = 0; i < N; i++) {
+		MPI_Wait(&rq[i], &st);
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		if (i % 10 == 5)
+			CHECK(cnt == BIG && same(in[i], BIG, left));
+		else
+			CHECK(cnt == 2 && in[i][0] == left && in[i][1] == i);
+	}
+	/* One buffer, reused as soon as each send is waited for. */
+	for (int i = 0; i < N; i++) {
+		small[0][1] = i;
+		MPI_Isend(small[0], 2, MPI_INT, right, 71, MPI_COMM_WORLD, &sq[0]);
+		MPI_Wait(&sq[0], MPI_STATUS_IGNORE);
+	}
+	for (int i = 0; i < N; i++) {
+		int v[2];
+
+		MPI_Recv(v, 2, MPI_INT, left, 71, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		CHECK(v[0] == left && v[1] == i);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -393,5 +459,6 @@ int main(int argc, char **argv)
 	probes_and_cancel();
 	ssend_waits_for_match();
 	large();
+	small_isends();
 	return mt_finish("t_p2p");
 }

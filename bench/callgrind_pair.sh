@@ -9,12 +9,14 @@
 # Configurations: our tagged and host engines over matchbox, and Open MPI
 # 4.1 over vader (OB1: Open MPI matches) and CM over matchbox (the provider
 # matches). Writes bench/results/callgrind_pair.txt.
-# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking]
+# With "posted", the receives are posted before the messages arrive (the
+# expected path, as in osu_bw) and the sends are MPI_Send.
+# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 n=${2:-32}
-mode=${3:-}  # "blocking": MPI_Send/MPI_Recv instead of Isend/Irecv + Wait
+mode=${3:-}  # blocking, posted or nothing (see above)
 tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results

@@ -342,13 +342,51 @@ struct fi_ops_msg mbx_msg_ops = {
 
 /* ---- FI_TAGGED ---- */
 
+/* fi_trecv is the call MPI makes for every receive: one buffer, the
+ * endpoint's own flags, an address already resolved. That case is checked
+ * and posted here without the general path's iovec and flag handling; any
+ * other (or an empty receive pool) takes recv_common, which checks the same
+ * things and reports what is wrong. */
 static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
 		      uint64_t tag, uint64_t ignore, void *context)
 {
 	struct iovec iov = { buf, len };
 	struct mbx_ep *ep = ep_of(fep);
+	const uint64_t need = FI_RECV | FI_TAGGED;
+	struct mbx_rx *rx;
 
 	(void)desc;
+	if (__builtin_expect(ep->enabled && (ep->caps & need) == need &&
+			     !(ep->rx_op_flags & ~(uint64_t)(FI_COMPLETION | FI_MORE | FI_TAGGED)) &&
+			     (buf || !len) && len <= MBX_MAX_MSG_SIZE, 1)) {
+		if (!ep->directed)
+			src = FI_ADDR_UNSPEC;
+		if (src == FI_ADDR_UNSPEC ||
+		    (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved)) {
+			mbx_lock(ep->dom);
+			rx = mbu_pool_get(&ep->rx_pool);
+			if (__builtin_expect(rx != NULL, 1)) {
+				rx->context = context;
+				rx->flags = FI_RECV | FI_TAGGED;
+				rx->opflags = (ep->rx_selective && !(ep->rx_op_flags & FI_COMPLETION)) ?
+					      0 : FI_COMPLETION;
+				rx->iov[0] = iov;
+				rx->iov_cnt = 1;
+				rx->total = len;
+				rx->mr_off = 0;
+				rx->multi = false;
+				rx->posted = false;
+				rx->peer = NULL;
+				rx->m.src = src;
+				rx->m.tag = tag & ~ignore;
+				rx->m.ignore = ignore;
+				mbx_proto_recv_posted(ep, rx);
+				mbx_unlock(ep->dom);
+				return 0;
+			}
+			mbx_unlock(ep->dom);
+		}
+	}
 	return recv_common(ep, &iov, 1, src, tag, ignore, context, ep->rx_op_flags, true);
 }
 

@@ -1758,31 +1758,92 @@ static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct
 		tx_complete(ep, tx, tx->rerr);
 }
 
+/* A message no posted receive wants yet: keep it (its payload copied, or
+ * its large-message announcement, which `w` holds) for the receive that
+ * will. 1: kept; 0: leave the frame in the ring for now (unexpected buffer
+ * full). Inlined in both callers: the call itself cost a tenth of the
+ * unexpected path. */
+static inline __attribute__((always_inline)) int
+queue_ux(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint8_t wflags, uint64_t tag,
+	 uint64_t data, uint64_t size, uint64_t id, const void *payload,
+	 const struct mbx_wire *w, bool tagged, fi_addr_t src)
+{
+	struct mbu_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
+	struct mbx_ux *ux;
+
+	if (op == MBX_OP_EAGER && size && ep->ux_bytes + size > mbx_param.unexp_max)
+		return 0;
+	ux = mbu_pool_get(&ep->ux_pool);
+	if (!ux)
+		return 0;
+	ux->peer = p;
+	ux->src = src;
+	ux->op = op;
+	ux->wflags = wflags;
+	ux->tag = tag;
+	ux->data = data;
+	ux->size = size;
+	ux->id = id;
+	ux->tagged = tagged;
+	ux->buf = NULL;
+	ux->riov_cnt = 0;
+	if (op == MBX_OP_EAGER && size) {
+		if (size <= sizeof(ux->inl)) {
+			ux->buf = ux->inl;
+		} else {
+			ux->cls = ux_class(size);
+			ux->buf = ux->cls < MBX_UX_CLASSES ?
+				  mbu_pool_get(&ep->ux_buf[ux->cls]) : malloc(size);
+		}
+		if (!ux->buf) {
+			mbu_pool_put(&ep->ux_pool, ux);
+			return 0;
+		}
+		memcpy(ux->buf, payload, size);
+		ep->ux_bytes += size;
+	} else if (op == MBX_OP_RTS) {
+		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
+		ux->riov_cnt = w->iov_cnt;
+		ux->rkey = w->rsvd2;
+	}
+	if (mbu_unexp_insert(uq, &ux->m, src, tag)) {
+		mbx_ux_free(ep, ux);
+		return 0;
+	}
+	ep->stats.unexpected++;
+	return 1;
+}
+
 /* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
 static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *wire)
 {
-	/* Small frames are read through the same view as full ones. */
-	struct mbx_wire view;
 	const struct mbx_wire *w = wire;
 	const void *payload = wire + 1;
+	struct mbu_posted *pq;
+	struct mbu_mentry *m;
+	uint64_t tag;
+	fi_addr_t src;
+	bool tagged;
 
+	/* Small messages first, and without building a full header unless
+	 * they have to wait: they are most of the traffic. */
 	if (wire->op == MBX_OP_SMALL) {
 		const struct mbx_wire_small *sw = (const struct mbx_wire_small *)wire;
 
-		view = (struct mbx_wire){.op = MBX_OP_EAGER, .flags = sw->flags, .tag = sw->tag,
-					 .data = sw->data, .size = sw->f.len - sizeof(*sw)};
-		w = &view;
-		payload = sw + 1;
+		tagged = sw->flags & MBX_WF_TAGGED;
+		pq = tagged ? &ep->tposted : &ep->mposted;
+		tag = tagged ? sw->tag : 0;
+		mbx_ux_refresh(ep);
+		src = peer_fiaddr(ep, p);
+		m = mbu_posted_match(pq, src, tag);
+		if (m) {
+			deliver_eager(ep, pq, mbu_container_of(m, struct mbx_rx, m), sw + 1,
+				      sw->f.len - sizeof(*sw), tag, sw->data, sw->flags, src);
+			return 1;
+		}
+		return queue_ux(ep, p, MBX_OP_EAGER, sw->flags, tag, sw->data,
+				sw->f.len - sizeof(*sw), 0, sw + 1, NULL, tagged, src);
 	}
-
-	bool tagged = w->flags & MBX_WF_TAGGED;
-	struct mbu_posted *pq = tagged ? &ep->tposted : &ep->mposted;
-	struct mbu_unexp *uq = tagged ? &ep->tunexp : &ep->munexp;
-	uint64_t tag = tagged ? w->tag : 0;
-	struct mbu_mentry *m;
-	struct mbx_ux *ux;
-	fi_addr_t src;
-
 	if (w->op == MBX_OP_DATA) {
 		handle_data(ep, p, w);
 		return 1;
@@ -1805,6 +1866,9 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		handle_reply(ep, p, w);
 		return 1;
 	}
+	tagged = w->flags & MBX_WF_TAGGED;
+	pq = tagged ? &ep->tposted : &ep->mposted;
+	tag = tagged ? w->tag : 0;
 	mbx_ux_refresh(ep);
 	src = peer_fiaddr(ep, p);
 	m = mbu_posted_match(pq, src, tag);
@@ -1821,48 +1885,8 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		}
 		return 1;
 	}
-	if (w->op == MBX_OP_EAGER && w->size &&
-	    ep->ux_bytes + w->size > mbx_param.unexp_max)
-		return 0;
-	ux = mbu_pool_get(&ep->ux_pool);
-	if (!ux)
-		return 0;
-	ux->peer = p;
-	ux->src = src;
-	ux->op = w->op;
-	ux->wflags = w->flags;
-	ux->tag = tag;
-	ux->data = w->data;
-	ux->size = w->size;
-	ux->id = w->id;
-	ux->tagged = tagged;
-	ux->buf = NULL;
-	ux->riov_cnt = 0;
-	if (w->op == MBX_OP_EAGER && w->size) {
-		if (w->size <= sizeof(ux->inl)) {
-			ux->buf = ux->inl;
-		} else {
-			ux->cls = ux_class(w->size);
-			ux->buf = ux->cls < MBX_UX_CLASSES ?
-				  mbu_pool_get(&ep->ux_buf[ux->cls]) : malloc(w->size);
-		}
-		if (!ux->buf) {
-			mbu_pool_put(&ep->ux_pool, ux);
-			return 0;
-		}
-		memcpy(ux->buf, payload, w->size);
-		ep->ux_bytes += w->size;
-	} else if (w->op == MBX_OP_RTS) {
-		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
-		ux->riov_cnt = w->iov_cnt;
-		ux->rkey = w->rsvd2;
-	}
-	if (mbu_unexp_insert(uq, &ux->m, src, tag)) {
-		mbx_ux_free(ep, ux);
-		return 0;
-	}
-	ep->stats.unexpected++;
-	return 1;
+	return queue_ux(ep, p, w->op, w->flags, tag, w->data, w->size, w->id, payload, w, tagged,
+			src);
 }
 
 static bool sender_ok(struct mbx_ep *ep, struct mbx_slot *s, struct mbx_addr *a)

@@ -141,6 +141,8 @@ static inline struct mbmpi_op *mbmpi_op(MPI_Op h)
 }
 /* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */
 void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
+/* Whether a predefined type index is one of MINLOC/MAXLOC's pair types. */
+bool mbmpi_is_pair(int base);
 int mbmpi_op_check(MPI_Op op, MPI_Datatype dt);
 
 /* ---- Groups and communicators ---- */

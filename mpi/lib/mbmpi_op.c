@@ -188,7 +188,7 @@ static void mbmpi_ops_init(void)
 	mbmpi_kern[OP_BXOR][4] = k_bxor_byte;
 }
 
-static bool mbmpi_is_pair(int t)
+bool mbmpi_is_pair(int t)
 {
 	return (t >= 33 && t <= 38) || t == 62 || t == 63;
 }

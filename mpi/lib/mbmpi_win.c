@@ -286,6 +286,7 @@ struct xfer {
 	MPI_Aint disp;
 	size_t tcount;
 	struct mbmpi_dtype *td;
+	MPI_Datatype th;              /* td's handle (accumulates) */
 	MPI_Op op;
 };
 
@@ -517,6 +518,8 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 	return MPI_SUCCESS;
 }
 
+static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x);
+
 static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 {
 	struct mbmpi_win *w;
@@ -538,6 +541,19 @@ static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 	}
 	if ((ret = win_check_xfer(w, x)))
 		WIN_RET(w, ret);
+	if ((x->kind == MBMPI_RMA_ATOMIC || x->kind == MBMPI_RMA_FETCH) &&
+	    mbmpi_is_pair(x->td->base) && x->tcount && x->td->size) {
+		ret = win_acc_locked(w, x);
+		if (!ret && ureq) {
+			if (!(r = mbmpi_req_alloc()))
+				WIN_RET(w, MPI_ERR_NO_MEM);
+			r->kind = MBMPI_REQ_DONE_NOW;
+			r->complete = true;
+			mbmpi_status_empty(&r->status);
+			*ureq = r;
+		}
+		WIN_RET(w, ret);
+	}
 	if (direct_ok(w, x)) {
 		ret = win_direct(w, x);
 		if (!ret && ureq) {
@@ -620,10 +636,10 @@ static int c_acc(const void *o, int oc, MPI_Datatype ot, void *res, int rc, MPI_
 	if (op == MPI_NO_OP)
 		ot = MPI_DATATYPE_NULL;
 	XFER_TYPES(h, x, ot, fetch ? rt : MPI_DATATYPE_NULL, tt, oc, rc, tc);
+	x.th = tt;
 	/* MPI allows only predefined operations here, on types they are
 	 * defined for. */
-	if ((uintptr_t)op >= MBMPI_NUM_PREDEF_OPS || op == MPI_OP_NULL ||
-	    (op != MPI_MAXLOC && op != MPI_MINLOC && mbmpi_op_check(op, tt))) {
+	if ((uintptr_t)op >= MBMPI_NUM_PREDEF_OPS || op == MPI_OP_NULL || mbmpi_op_check(op, tt)) {
 		struct mbmpi_win *w;
 
 		return MBMPI_ERR(win_check(h, &w) ? NULL : w->comm, MPI_ERR_OP);
@@ -1266,12 +1282,15 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 }
 MBMPI_ALIAS(Win_fence)
 
-/* A remote atomic on target t's lock word, waited for. */
-static int lock_op(struct mbmpi_win *w, int t, int kind, uint64_t operand, uint64_t cmp, uint64_t *old)
+/* A remote atomic on a word of target t's control block (0: the window
+ * lock, 1: the accumulate lock), waited for. */
+static int ctl_op(struct mbmpi_win *w, int t, int word, int kind, uint64_t operand, uint64_t cmp,
+		  uint64_t *old)
 {
 	struct mbmpi_req *r = win_req(w, t, false);
 	struct mbmpi_rma op = { .kind = kind, .addr = w->comm->addr[t], .buf = &operand, .len = 1,
-				.result = old, .compare = &cmp, .raddr = w->peer[t].craddr,
+				.result = old, .compare = &cmp,
+				.raddr = w->peer[t].craddr + 8 * (uint64_t)word,
 				.key = w->peer[t].ckey, .fdt = FI_UINT64,
 				.fop = kind == MBMPI_RMA_CSWAP ? FI_CSWAP : FI_SUM };
 
@@ -1279,6 +1298,11 @@ static int lock_op(struct mbmpi_win *w, int t, int kind, uint64_t operand, uint6
 		return MPI_ERR_NO_MEM;
 	win_req_posted(r, mbmpi.eng->rma(r, &op));
 	return win_flush(w, t);
+}
+
+static int lock_op(struct mbmpi_win *w, int t, int kind, uint64_t operand, uint64_t cmp, uint64_t *old)
+{
+	return ctl_op(w, t, 0, kind, operand, cmp, old);
 }
 
 static int lock_take(struct mbmpi_win *w, int t, bool excl)
@@ -1334,6 +1358,114 @@ static int lock_drop(struct mbmpi_win *w, int t, bool excl)
 		return MPI_SUCCESS;
 	}
 	return lock_op(w, t, MBMPI_RMA_FETCH, excl ? (uint64_t)0 - LOCK_EXCL : (uint64_t)-1, 0, &old);
+}
+
+/* The accumulate lock of target t (a second word of its control block):
+ * taken around every accumulate that cannot be one provider atomic. */
+static int acc_lock(struct mbmpi_win *w, int t, bool take)
+{
+	int spins = 0, ret;
+	uint64_t old;
+
+	if (w->dctl) {
+		uint64_t *word = &w->dctl[8 * t + 1];
+
+		if (!take) {
+			__atomic_store_n(word, 0, __ATOMIC_RELEASE);
+			return MPI_SUCCESS;
+		}
+		for (;;) {
+			uint64_t zero = 0;
+
+			if (__atomic_compare_exchange_n(word, &zero, 1, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return MPI_SUCCESS;
+			mbmpi_poll();
+			mbmpi_idle(&spins);
+		}
+	}
+	if (!take)
+		return ctl_op(w, t, 1, MBMPI_RMA_FETCH, (uint64_t)-1, 0, &old);
+	for (;;) {
+		if ((ret = ctl_op(w, t, 1, MBMPI_RMA_CSWAP, 1, 0, &old)))
+			return ret;
+		if (old == 0)
+			return MPI_SUCCESS;
+		mbmpi_poll();
+		mbmpi_idle(&spins);
+	}
+}
+
+/* A get or a put of a whole target region, done before returning. */
+static int xfer_now(struct mbmpi_win *w, const struct xfer *x)
+{
+	struct mbmpi_req *r;
+	int ret;
+
+	if (direct_ok(w, x))
+		return win_direct(w, x);
+	if (!(r = win_req(w, x->t, false)))
+		return MPI_ERR_NO_MEM;
+	ret = win_post(w, x, r);
+	win_req_posted(r, ret);
+	ret = win_flush(w, x->t) ? MPI_ERR_OTHER : ret;
+	return ret;
+}
+
+/* Accumulates on the pair types of MINLOC and MAXLOC (and REPLACE or
+ * NO_OP on them), for which no provider has atomics: the target region is
+ * read, combined at the origin and written back, under the target's
+ * accumulate lock, which every such accumulate takes, so they are atomic
+ * with each other as MPI requires of accumulates with the same basic type.
+ * Both buffers take the target type's layout so that the combining is the
+ * reduction code's own. Done when the call returns. */
+static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x)
+{
+	const struct mbmpi_dtype *td = x->td;
+	size_t bytes = td->size * x->tcount;
+	MPI_Aint span = (MPI_Aint)(x->tcount - 1) * td->extent + td->true_ub - td->true_lb;
+	char *tb = malloc((size_t)span), *ob = NULL, *pk = malloc(bytes);
+	char *tv = tb - td->true_lb, *ov = NULL;
+	struct xfer g = {.kind = MBMPI_RMA_GET, .rbuf = tv, .rcount = x->tcount,
+			 .rd = (struct mbmpi_dtype *)td, .t = x->t, .disp = x->disp,
+			 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td};
+	int ret, e;
+
+	if ((x->od && x->od->base != td->base) || (x->rd && x->rd->base != td->base)) {
+		ret = MPI_ERR_TYPE;
+		goto out;
+	}
+	if (!tb || !pk || (x->op != MPI_NO_OP && !(ob = malloc((size_t)span)))) {
+		ret = MPI_ERR_NO_MEM;
+		goto out;
+	}
+	ov = ob ? ob - td->true_lb : NULL;
+	if (x->op != MPI_NO_OP) {
+		mbmpi_pack(x->obuf, x->ocount, x->od, pk);
+		mbmpi_unpack(pk, bytes, ov, x->tcount, td);
+	}
+	if ((ret = acc_lock(w, x->t, true)))
+		goto out;
+	ret = xfer_now(w, &g);
+	if (!ret && x->rd) {
+		mbmpi_pack(tv, x->tcount, td, pk);
+		mbmpi_unpack(pk, bytes, x->rbuf, x->rcount, x->rd);
+	}
+	if (!ret && x->op != MPI_NO_OP) {
+		struct xfer p = {.kind = MBMPI_RMA_PUT, .obuf = tv, .ocount = x->tcount,
+				 .od = (struct mbmpi_dtype *)td, .t = x->t, .disp = x->disp,
+				 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td};
+
+		mbmpi_op_apply(x->op, ov, tv, x->tcount, x->th);
+		ret = xfer_now(w, &p);
+	}
+	e = acc_lock(w, x->t, false);
+	ret = ret ? ret : e;
+out:
+	free(tb);
+	free(ob);
+	free(pk);
+	return ret;
 }
 
 int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)

@@ -3,7 +3,8 @@
  * between every pair, derived datatypes on either side, accumulates from
  * every rank at once onto one location (their sum proves atomicity),
  * fetch-and-add tickets that must all differ, a compare-and-swap that
- * exactly one rank wins, read-modify-write under exclusive locks that must
+ * exactly one rank wins, MINLOC/MAXLOC accumulates on pair types from every
+ * rank at once (no update may be lost), in allocated and created windows, read-modify-write under exclusive locks that must
  * not lose an update, post/start/complete/wait around a ring, request-based
  * operations, a shared-memory window read and written with loads and stores
  * and with accumulates, window attributes, and the errors: an access outside an
@@ -184,6 +185,90 @@ static void atomics(void)
 	MPI_Win_free(&win);
 }
 
+/* MAXLOC and MINLOC on pair types, which no provider has atomics for,
+ * from every rank at once onto one target: each rank's values rise round
+ * by round and differ from every other rank's, so a lost update shows as a
+ * final maximum below the largest value sent. Both kinds of window (memory
+ * the library allocates, on one node a shared segment; memory the program
+ * gives, reached through the provider), a derived type of pairs, the
+ * fetching and request-based forms, and REPLACE on a pair. */
+struct dint { double v; int i; };
+
+static void pair_accumulates(void)
+{
+	enum { ROUNDS = 40 };
+
+	for (int kind = 0; kind < 2; kind++) {
+		struct dint *d, mem[4];
+		MPI_Win win;
+		MPI_Datatype two;
+
+		if (kind == 0)
+			MPI_Win_allocate(4 * sizeof(*d), sizeof(*d), MPI_INFO_NULL, MPI_COMM_WORLD,
+					 &d, &win);
+		else
+			MPI_Win_create(d = mem, sizeof(mem), sizeof(*d), MPI_INFO_NULL, MPI_COMM_WORLD,
+				       &win);
+		for (int k = 0; k < 4; k++)
+			d[k] = (struct dint){k < 2 ? -1e300 : 1e300, -1};
+		MPI_Type_contiguous(2, MPI_DOUBLE_INT, &two);
+		MPI_Type_commit(&two);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_lock_all(0, win);
+		for (int r = 0; r < ROUNDS; r++) {
+			/* Interleaved so that the largest comes from a different
+			 * rank at different times. */
+			struct dint hi = {r * size + (rank + r) % size, rank}, old = {0, 0};
+			struct dint lo2[2] = {{-hi.v, rank}, {-hi.v - 0.5, rank}};
+			MPI_Request rq;
+
+			if (r % 2)
+				CHECK_MPI(MPI_Accumulate(&hi, 1, MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT,
+							 MPI_MAXLOC, win));
+			else
+				CHECK_MPI(MPI_Get_accumulate(&hi, 1, MPI_DOUBLE_INT, &old, 1,
+							     MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT,
+							     MPI_MAXLOC, win));
+			CHECK_MPI(MPI_Raccumulate(lo2, 1, two, 0, 2, 1, two, MPI_MINLOC, win, &rq));
+			CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			MPI_Win_flush(0, win);
+			CHECK(old.v < hi.v || r % 2 || old.i != rank);
+		}
+		MPI_Win_unlock_all(win);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			double top = (ROUNDS - 1) * size + (size - 1);
+			int who = (int)(((size - 1) - (ROUNDS - 1)) % size + size) % size;
+
+			CHECK(d[0].v == top && d[0].i == who);
+			CHECK(d[2].v == -top && d[2].i == who);
+			CHECK(d[3].v == -top - 0.5 && d[3].i == who);
+			CHECK(d[1].v == -1e300 && d[1].i == -1);
+		}
+		/* REPLACE and a fetching NO_OP on a pair, then a plain get. */
+		MPI_Win_fence(0, win);
+		{
+			struct dint put = {7.5, 42}, got = {0, 0};
+
+			/* Accumulates from one origin to one place are ordered. */
+			if (rank == size - 1) {
+				CHECK_MPI(MPI_Accumulate(&put, 1, MPI_DOUBLE_INT, 0, 1, 1,
+							 MPI_DOUBLE_INT, MPI_REPLACE, win));
+				CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &got, 1,
+							     MPI_DOUBLE_INT, 0, 1, 1, MPI_DOUBLE_INT,
+							     MPI_NO_OP, win));
+			}
+			MPI_Win_fence(0, win);
+			if (rank == size - 1)
+				CHECK(got.v == 7.5 && got.i == 42);
+			if (rank == 0)
+				CHECK(d[1].v == 7.5 && d[1].i == 42);
+		}
+		MPI_Type_free(&two);
+		MPI_Win_free(&win);
+	}
+}
+
 /* Get, add, put back: only the exclusive lock keeps updates from being lost. */
 static void exclusive(void)
 {
@@ -321,6 +406,9 @@ static void errors(void)
 	CHECK(cls == MPI_ERR_DISP);
 	MPI_Error_class(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win), &cls);
 	CHECK(cls == MPI_ERR_OP);
+	/* MINLOC is for pair types only. */
+	MPI_Error_class(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_MINLOC, win), &cls);
+	CHECK(cls == MPI_ERR_OP);
 	CHECK_MPI(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
 	MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 	{
@@ -357,6 +445,7 @@ int main(int argc, char **argv)
 	fences();
 	datatypes();
 	atomics();
+	pair_accumulates();
 	exclusive();
 	pscw();
 	shared();

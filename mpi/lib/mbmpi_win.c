@@ -23,6 +23,15 @@
  * so every accumulate on such a window goes the same way and stays atomic
  * with the others. Wider elements (long double, complex) still go to the
  * provider, for every rank alike.
+ *
+ * Dynamic windows (MPI_Win_create_dynamic): each rank's window memory is a
+ * small registered directory of the regions it has attached (address, size,
+ * and the remote address and key its registration gave). An origin reads a
+ * target's directory with one fi_read the first time it addresses memory
+ * the copy it holds does not cover, and forgets its copies at every
+ * synchronization call (fence, lock, lock_all, start, sync), so a region
+ * attached and announced by the program is found, and one detached and
+ * attached again is read afresh at the next synchronization.
  */
 #include "mbmpi.h"
 
@@ -44,6 +53,14 @@ struct win_peer {
 	int pad;
 };
 
+/* One attached region of a dynamic window, as its directory holds it. A
+ * free slot has size 0; size is written last when a slot is filled. */
+struct dyn_ent {
+	uint64_t size, base, raddr, key;
+};
+
+#define DYN_MAX 64
+
 struct mbmpi_win {
 	int magic;
 	struct mbmpi_comm *comm;      /* a private duplicate: its own context */
@@ -63,6 +80,9 @@ struct mbmpi_win {
 	uint64_t *dctl;               /* shared segment: lock words, 64 bytes apart */
 	bool lock_all, fence_open;
 	int *start_ranks, nstart;     /* access epoch of PSCW */
+	struct dyn_ent *dir;          /* dynamic: my attached regions (registered) */
+	void **dir_mr;                /* dynamic: their registrations */
+	struct dyn_ent **dcache;      /* dynamic: targets' directories as last read */
 	struct mbmpi_req **post_reqs; /* exposure epoch: the origins' completions */
 	int npost;
 	char name[MPI_MAX_OBJECT_NAME];
@@ -288,6 +308,8 @@ struct xfer {
 	struct mbmpi_dtype *td;
 	MPI_Datatype th;              /* td's handle (accumulates) */
 	MPI_Op op;
+	bool dyn;                     /* dynamic window: rbase and rkey resolved */
+	uint64_t rbase, rkey;         /* remote address of disp, and its key */
 };
 
 static int win_check_xfer(struct mbmpi_win *w, const struct xfer *x)
@@ -305,8 +327,8 @@ static int win_check_xfer(struct mbmpi_win *w, const struct xfer *x)
 		return MPI_ERR_TYPE;
 	if (x->rd && x->rd->size * x->rcount != x->td->size * x->tcount)
 		return MPI_ERR_TYPE;
-	if (!x->tcount || !x->td->size)
-		return MPI_SUCCESS;
+	if (!x->tcount || !x->td->size || w->dir)
+		return MPI_SUCCESS;	/* a dynamic window's regions are checked when resolved */
 	p = &w->peer[x->t];
 	lo = x->disp * p->disp_unit + x->td->true_lb;
 	hi = x->disp * p->disp_unit + (MPI_Aint)(x->tcount - 1) * x->td->extent + x->td->true_ub;
@@ -343,7 +365,8 @@ static int win_post(struct mbmpi_win *w, const struct xfer *x, struct mbmpi_req 
 	for (;;) {
 		MPI_Aint od = 0, rd = 0, td;
 		size_t n = walk_run(&tw, &td), m;
-		struct mbmpi_rma op = { .kind = x->kind, .addr = w->comm->addr[x->t], .key = p->key };
+		struct mbmpi_rma op = { .kind = x->kind, .addr = w->comm->addr[x->t],
+					.key = x->dyn ? x->rkey : p->key };
 		int ret;
 
 		if (!n)
@@ -371,7 +394,8 @@ static int win_post(struct mbmpi_win *w, const struct xfer *x, struct mbmpi_req 
 		if (x->kind == MBMPI_RMA_FETCH && !op.buf)
 			op.buf = op.result; /* a read carries no operand */
 		op.compare = x->cmp;
-		op.raddr = p->raddr + (uint64_t)(x->disp * p->disp_unit + td);
+		op.raddr = x->dyn ? x->rbase + (uint64_t)td
+				  : p->raddr + (uint64_t)(x->disp * p->disp_unit + td);
 		if ((ret = mbmpi.eng->rma(r, &op)))
 			return ret;
 		if (x->od)
@@ -518,6 +542,80 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 	return MPI_SUCCESS;
 }
 
+/* ---- Dynamic windows ---- */
+
+static const struct dyn_ent *dyn_find(const struct dyn_ent *d, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; d && i < DYN_MAX; i++) {
+		uint64_t size = __atomic_load_n(&d[i].size, __ATOMIC_ACQUIRE);
+
+		if (size && lo >= d[i].base && hi <= d[i].base + size)
+			return &d[i];
+	}
+	return NULL;
+}
+
+/* Forget what was read of target t's directory (every target when t < 0). */
+static void dyn_forget(struct mbmpi_win *w, int t)
+{
+	if (!w->dcache)
+		return;
+	for (int i = t < 0 ? 0 : t; i < (t < 0 ? w->comm->size : t + 1); i++) {
+		free(w->dcache[i]);
+		w->dcache[i] = NULL;
+	}
+}
+
+/* Reads target t's directory into the copy held for it. */
+static int dyn_fetch(struct mbmpi_win *w, int t)
+{
+	struct mbmpi_req *r;
+	struct mbmpi_rma op = { .kind = MBMPI_RMA_GET, .addr = w->comm->addr[t],
+				.key = w->peer[t].key, .raddr = w->peer[t].raddr,
+				.len = DYN_MAX * sizeof(struct dyn_ent) };
+	int ret;
+
+	if (!w->dcache[t] && !(w->dcache[t] = calloc(DYN_MAX, sizeof(struct dyn_ent))))
+		return MPI_ERR_NO_MEM;
+	if (!(r = win_req(w, t, false)))
+		return MPI_ERR_NO_MEM;
+	op.buf = w->dcache[t];
+	win_req_posted(r, mbmpi.eng->rma(r, &op));
+	if ((ret = win_flush(w, t))) {
+		free(w->dcache[t]);
+		w->dcache[t] = NULL;
+	}
+	return ret;
+}
+
+/* Where a transfer's target bytes are: the attached region of the target
+ * that holds all of them, read from its directory if the copy held does not
+ * cover them. MPI_ERR_RMA_RANGE when no region does. */
+static int dyn_resolve(struct mbmpi_win *w, struct xfer *x)
+{
+	const struct dyn_ent *e;
+	uint64_t lo, hi;
+	int ret;
+
+	x->dyn = true;
+	if (!x->tcount || !x->td->size)
+		return MPI_SUCCESS;
+	lo = (uint64_t)(x->disp + x->td->true_lb);
+	hi = (uint64_t)(x->disp + (MPI_Aint)(x->tcount - 1) * x->td->extent + x->td->true_ub);
+	if (x->t == w->comm->rank) {
+		e = dyn_find(w->dir, lo, hi);
+	} else if (!(e = dyn_find(w->dcache[x->t], lo, hi))) {
+		if ((ret = dyn_fetch(w, x->t)))
+			return ret;
+		e = dyn_find(w->dcache[x->t], lo, hi);
+	}
+	if (!e)
+		return MPI_ERR_RMA_RANGE;
+	x->rbase = e->raddr + ((uint64_t)x->disp - e->base);
+	x->rkey = e->key;
+	return MPI_SUCCESS;
+}
+
 static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x);
 
 static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
@@ -540,6 +638,8 @@ static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 		return MPI_SUCCESS;
 	}
 	if ((ret = win_check_xfer(w, x)))
+		WIN_RET(w, ret);
+	if (w->dir && (ret = dyn_resolve(w, x)))
 		WIN_RET(w, ret);
 	if ((x->kind == MBMPI_RMA_ATOMIC || x->kind == MBMPI_RMA_FETCH) &&
 	    mbmpi_is_pair(x->td->base) && x->tcount && x->td->size) {
@@ -784,8 +884,22 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	w->flavor = flavor;
 	w->model = MPI_WIN_UNIFIED;
 	w->allocated = allocated;
-	if (size && (ret = mbmpi.eng->rma_reg(base, (size_t)size, &me.key, &me.raddr, &w->mr)))
+	if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+		/* The window's registered memory is the directory of regions. */
+		if (posix_memalign((void **)&w->dir, 64, DYN_MAX * sizeof(*w->dir)) ||
+		    !(w->dir_mr = calloc(DYN_MAX, sizeof(*w->dir_mr))) ||
+		    !(w->dcache = calloc((size_t)n, sizeof(*w->dcache)))) {
+			ret = MPI_ERR_NO_MEM;
+			goto fail;
+		}
+		memset(w->dir, 0, DYN_MAX * sizeof(*w->dir));
+		if ((ret = mbmpi.eng->rma_reg(w->dir, DYN_MAX * sizeof(*w->dir), &me.key,
+					      &me.raddr, &w->mr)))
+			goto fail;
+	} else if (size && (ret = mbmpi.eng->rma_reg(base, (size_t)size, &me.key, &me.raddr,
+						    &w->mr))) {
 		goto fail;
+	}
 	if ((ret = mbmpi.eng->rma_reg(w->ctl, 64, &me.ckey, &me.craddr, &w->cmr)))
 		goto fail;
 	me.size = size;
@@ -807,6 +921,9 @@ fail:
 		free(w->peer);
 		free(w->cnt);
 		free(w->locked);
+		free(w->dir);
+		free(w->dir_mr);
+		free(w->dcache);
 		free(w);
 	}
 	if (mbmpi_comm(dup))
@@ -1043,6 +1160,13 @@ int PMPI_Win_free(MPI_Win *win)
 	mbmpi_barrier(w->comm);
 	mbmpi.eng->rma_dereg(w->cmr);
 	mbmpi.eng->rma_dereg(w->mr);
+	for (int i = 0; w->dir && i < DYN_MAX; i++)
+		if (w->dir[i].size)
+			mbmpi.eng->rma_dereg(w->dir_mr[i]);
+	dyn_forget(w, -1);
+	free(w->dir);
+	free(w->dir_mr);
+	free(w->dcache);
 	if (w->allocated)
 		free(w->base);
 	if (w->seg)
@@ -1064,24 +1188,52 @@ int PMPI_Win_free(MPI_Win *win)
 }
 MBMPI_ALIAS(Win_free)
 
-/* Dynamic windows are not built yet: they exist so that programs
- * mentioning them link, and say so. */
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	MBMPI_GUARD();
-	(void)info, (void)win;
-	return MBMPI_ERR(mbmpi_comm(comm), MPI_ERR_UNSUPPORTED_OPERATION);
+	(void)info;
+	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, false, win);
 }
 MBMPI_ALIAS(Win_create_dynamic)
 
+/* Local: the region is registered and entered in this rank's directory,
+ * where origins find it. Regions of one window may not overlap. */
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
 	MBMPI_GUARD();
 	struct mbmpi_win *w;
+	uint64_t b = (uint64_t)(uintptr_t)base, key = 0, raddr = 0;
+	int slot = -1;
+	void *mr = NULL;
 
-	(void)base, (void)size;
 	WIN_BEGIN(win, w);
-	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+	if (!w->dir)
+		WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+	if (size < 0)
+		WIN_RET(w, MPI_ERR_SIZE);
+	if (size > 0 && !base)
+		WIN_RET(w, MPI_ERR_BASE);
+	if (!size)
+		return MPI_SUCCESS;
+	for (int i = 0; i < DYN_MAX; i++) {
+		if (!w->dir[i].size) {
+			if (slot < 0)
+				slot = i;
+		} else if (b < w->dir[i].base + w->dir[i].size &&
+			   w->dir[i].base < b + (uint64_t)size) {
+			WIN_RET(w, MPI_ERR_RMA_ATTACH);
+		}
+	}
+	if (slot < 0)
+		WIN_RET(w, MPI_ERR_RMA_ATTACH);	/* DYN_MAX regions already */
+	if ((ret = mbmpi.eng->rma_reg(base, (size_t)size, &key, &raddr, &mr)))
+		WIN_RET(w, ret);
+	w->dir_mr[slot] = mr;
+	w->dir[slot].base = b;
+	w->dir[slot].raddr = raddr;
+	w->dir[slot].key = key;
+	__atomic_store_n(&w->dir[slot].size, (uint64_t)size, __ATOMIC_RELEASE);
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Win_attach)
 
@@ -1089,10 +1241,20 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
 {
 	MBMPI_GUARD();
 	struct mbmpi_win *w;
+	uint64_t b = (uint64_t)(uintptr_t)base;
 
-	(void)base;
 	WIN_BEGIN(win, w);
-	WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+	if (!w->dir)
+		WIN_RET(w, MPI_ERR_RMA_FLAVOR);
+	for (int i = 0; i < DYN_MAX; i++) {
+		if (w->dir[i].size && w->dir[i].base == b) {
+			__atomic_store_n(&w->dir[i].size, 0, __ATOMIC_RELEASE);
+			mbmpi.eng->rma_dereg(w->dir_mr[i]);
+			w->dir_mr[i] = NULL;
+			return MPI_SUCCESS;
+		}
+	}
+	WIN_RET(w, MPI_ERR_BASE);	/* not the start of an attached region */
 }
 MBMPI_ALIAS(Win_detach)
 
@@ -1270,6 +1432,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 	WIN_BEGIN(win, w);
 	if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
 		WIN_RET(w, MPI_ERR_ASSERT);
+	dyn_forget(w, -1);
 	ret = win_flush(w, -1);
 	/* Even after NOPRECEDE the barrier stays: it orders the target's own
 	 * stores before the fence ahead of the origins' accesses after it. */
@@ -1428,7 +1591,8 @@ static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x)
 	char *tv = tb - td->true_lb, *ov = NULL;
 	struct xfer g = {.kind = MBMPI_RMA_GET, .rbuf = tv, .rcount = x->tcount,
 			 .rd = (struct mbmpi_dtype *)td, .t = x->t, .disp = x->disp,
-			 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td};
+			 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td,
+			 .dyn = x->dyn, .rbase = x->rbase, .rkey = x->rkey};
 	int ret, e;
 
 	if ((x->od && x->od->base != td->base) || (x->rd && x->rd->base != td->base)) {
@@ -1454,7 +1618,8 @@ static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x)
 	if (!ret && x->op != MPI_NO_OP) {
 		struct xfer p = {.kind = MBMPI_RMA_PUT, .obuf = tv, .ocount = x->tcount,
 				 .od = (struct mbmpi_dtype *)td, .t = x->t, .disp = x->disp,
-				 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td};
+				 .tcount = x->tcount, .td = (struct mbmpi_dtype *)td,
+				 .dyn = x->dyn, .rbase = x->rbase, .rkey = x->rkey};
 
 		mbmpi_op_apply(x->op, ov, tv, x->tcount, x->th);
 		ret = xfer_now(w, &p);
@@ -1482,6 +1647,7 @@ int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 		WIN_RET(w, MPI_ERR_RANK);
 	if (assert & ~MPI_MODE_NOCHECK)
 		WIN_RET(w, MPI_ERR_ASSERT);
+	dyn_forget(w, rank);
 	if (w->locked[rank] || w->lock_all)
 		WIN_RET(w, MPI_ERR_RMA_SYNC);
 	if (!(assert & MPI_MODE_NOCHECK) && (ret = lock_take(w, rank, type == MPI_LOCK_EXCLUSIVE)))
@@ -1525,6 +1691,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 	for (int i = 0; i < w->comm->size; i++)
 		if (w->locked[i])
 			WIN_RET(w, MPI_ERR_RMA_SYNC);
+	dyn_forget(w, -1);
 	for (int i = 0; i < w->comm->size && !(assert & MPI_MODE_NOCHECK); i++) {
 		if ((ret = lock_take(w, i, false))) {
 			while (--i >= 0)
@@ -1617,8 +1784,10 @@ int PMPI_Win_sync(MPI_Win win)
 
 	WIN_BEGIN(win, w);
 	/* The unified model: public and private copies are one; only the
-	 * compiler and the processor need telling. */
+	 * compiler and the processor need telling. A dynamic window's
+	 * directories are read again after it (regions may have come and gone). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	dyn_forget(w, -1);
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Win_sync)
@@ -1695,6 +1864,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	(void)assert;
 	if (w->nstart)
 		WIN_RET(w, MPI_ERR_RMA_SYNC);
+	dyn_forget(w, -1);
 	if ((ret = group_ranks(w, group, &ranks, &n)))
 		WIN_RET(w, ret);
 	for (int i = 0; i < n && !ret; i++) {

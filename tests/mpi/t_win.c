@@ -4,7 +4,9 @@
  * every rank at once onto one location (their sum proves atomicity),
  * fetch-and-add tickets that must all differ, a compare-and-swap that
  * exactly one rank wins, MINLOC/MAXLOC accumulates on pair types from every
- * rank at once (no update may be lost), in allocated and created windows, read-modify-write under exclusive locks that must
+ * rank at once (no update may be lost), in allocated and created windows,
+ * dynamic windows (regions attached, announced, reached, detached and
+ * replaced; an address outside them refused), read-modify-write under exclusive locks that must
  * not lose an update, post/start/complete/wait around a ring, request-based
  * operations, a shared-memory window read and written with loads and stores
  * and with accumulates, window attributes, and the errors: an access outside an
@@ -269,6 +271,105 @@ static void pair_accumulates(void)
 	}
 }
 
+/* A dynamic window: every rank attaches two regions, announces their
+ * addresses, and the ranks put, get, accumulate and fetch into each other's
+ * regions by absolute address; then one region is detached and another
+ * attached in its place, announced, and reached after MPI_Win_sync. */
+static void dynamic(void)
+{
+	enum { N = 16 };
+	int right = (rank + 1) % size, left = (rank + size - 1) % size, cls = 0, flavor = 0;
+	int *a = calloc(N, sizeof(int)), *b = calloc(N, sizeof(int)), *c = calloc(N, sizeof(int));
+	int64_t *sum = calloc(2, sizeof(int64_t));
+	MPI_Aint mine[3], *all = malloc(3 * sizeof(MPI_Aint) * (size_t)size);
+	void *attr;
+	int flag = 0;
+	MPI_Win win;
+
+	CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &attr, &flag);
+	if (flag)
+		flavor = *(int *)attr;
+	CHECK(flag && flavor == MPI_WIN_FLAVOR_DYNAMIC);
+	MPI_Win_get_attr(win, MPI_WIN_BASE, &attr, &flag);
+	CHECK(flag && attr == MPI_BOTTOM);
+	CHECK_MPI(MPI_Win_attach(win, a, N * sizeof(int)));
+	CHECK_MPI(MPI_Win_attach(win, sum, 2 * sizeof(int64_t)));
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+	MPI_Error_class(MPI_Win_attach(win, a + 2, sizeof(int)), &cls);
+	CHECK(cls == MPI_ERR_RMA_ATTACH);	/* overlaps a */
+	CHECK(MPI_Win_detach(win, c) != MPI_SUCCESS);
+	MPI_Get_address(a, &mine[0]);
+	MPI_Get_address(sum, &mine[1]);
+	MPI_Get_address(b, &mine[2]);
+	MPI_Allgather(mine, 3, MPI_AINT, all, 3, MPI_AINT, MPI_COMM_WORLD);
+
+	MPI_Win_lock_all(0, win);
+	{
+		int v[2] = {rank, rank * 10}, got[2] = {-1, -1};
+		int64_t one = 1, ticket = -1;
+
+		CHECK_MPI(MPI_Put(v, 2, MPI_INT, right, all[3 * right] + 2 * (MPI_Aint)sizeof(int), 2,
+				  MPI_INT, win));
+		CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, all[1], 1, MPI_INT64_T, MPI_SUM,
+					 win));
+		CHECK_MPI(MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, 0,
+					   all[1] + (MPI_Aint)sizeof(int64_t), MPI_SUM, win));
+		MPI_Win_flush_all(win);
+		CHECK(ticket >= 0 && ticket < size);
+		/* Nothing is attached there: refused, nothing done. */
+		MPI_Error_class(MPI_Put(v, 1, MPI_INT, right, all[3 * right] + N * (MPI_Aint)sizeof(int),
+					1, MPI_INT, win), &cls);
+		CHECK(cls == MPI_ERR_RMA_RANGE);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_sync(win);
+		CHECK(a[2] == left && a[3] == left * 10);
+		CHECK_MPI(MPI_Get(got, 2, MPI_INT, left, all[3 * left] + 2 * (MPI_Aint)sizeof(int), 2,
+				  MPI_INT, win));
+		MPI_Win_flush(left, win);
+		CHECK(got[0] == (left + size - 1) % size && got[1] == got[0] * 10);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(sum[0] == size && sum[1] == size);
+	/* a goes, b comes in its place; the origins see it after a sync. */
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK_MPI(MPI_Win_detach(win, a));
+	CHECK_MPI(MPI_Win_attach(win, b, N * sizeof(int)));
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_sync(win);
+	{
+		int v = 100 + rank;
+
+		CHECK_MPI(MPI_Put(&v, 1, MPI_INT, right, all[3 * right + 2] + 5 * (MPI_Aint)sizeof(int),
+				  1, MPI_INT, win));
+		MPI_Win_flush(right, win);
+		MPI_Error_class(MPI_Put(&v, 1, MPI_INT, right, all[3 * right], 1, MPI_INT, win), &cls);
+		CHECK(cls == MPI_ERR_RMA_RANGE);	/* a is detached */
+	}
+	MPI_Win_unlock_all(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK(b[5] == 100 + left);
+	CHECK_MPI(MPI_Win_detach(win, b));
+	CHECK_MPI(MPI_Win_detach(win, sum));
+	MPI_Win_free(&win);
+	{
+		MPI_Win plain;
+		int mem;
+
+		MPI_Win_create(&mem, sizeof(mem), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &plain);
+		MPI_Win_set_errhandler(plain, MPI_ERRORS_RETURN);
+		MPI_Error_class(MPI_Win_attach(plain, a, sizeof(int)), &cls);
+		CHECK(cls == MPI_ERR_RMA_FLAVOR);
+		MPI_Win_free(&plain);
+	}
+	free(a);
+	free(b);
+	free(c);
+	free(sum);
+	free(all);
+}
+
 /* Get, add, put back: only the exclusive lock keeps updates from being lost. */
 static void exclusive(void)
 {
@@ -446,6 +547,7 @@ int main(int argc, char **argv)
 	datatypes();
 	atomics();
 	pair_accumulates();
+	dynamic();
 	exclusive();
 	pscw();
 	shared();

@@ -16,6 +16,12 @@
  * non-commutative ops), recursive doubling for commutative allreduce on a
  * power-of-two count of ranks, recursive-doubling scan, and every transfer of
  * the gathers, scatters and all-to-alls posted in one round.
+ *
+ * On an intercommunicator a schedule mixes steps between the groups (on the
+ * intercommunicator) with steps inside this process's group (on its local
+ * communicator, s->on): reductions and broadcasts go through each group's
+ * leader (local rank 0), as the blocking versions in mbmpi_inter.c do, and
+ * gathers, scatters and all-to-alls go straight between the members.
  */
 #include "mbmpi.h"
 
@@ -25,6 +31,7 @@ enum { S_SEND = 1, S_RECV, S_WAIT, S_OP, S_COPY, S_CALL };
 
 struct nbc_step {
 	int type;
+	bool local;			/* on the intercommunicator's local group */
 	int peer, tagoff;
 	int count, dcount;
 	struct mbmpi_dtype *dt, *ddt;	/* ddt: the destination layout of a copy */
@@ -38,6 +45,7 @@ struct nbc_step {
 struct nbc_sched {
 	struct mbmpi_req *req;
 	struct mbmpi_comm *comm;
+	struct mbmpi_comm *on;		/* the ranks the builders address: comm or comm->local */
 	int tag;
 	int err;
 	int n, cap, next;
@@ -73,6 +81,7 @@ static struct nbc_sched *s_new(struct mbmpi_comm *c)
 	if (!s)
 		return NULL;
 	s->comm = c;
+	s->on = c;
 	mbmpi_comm_retain(c);
 	/* 256 tags per collective: a neighbourhood collective tells the two
 	 * directions of each Cartesian dimension apart by them. */
@@ -127,6 +136,7 @@ static void s_xfer(struct nbc_sched *s, int type, const void *buf, int count,
 	st->count = count;
 	st->dt = d;
 	st->peer = peer;
+	st->local = s->on != s->comm;
 	mbmpi_dt_retain(d);
 }
 
@@ -293,7 +303,9 @@ static bool s_advance(struct nbc_sched *s)
 			}
 			switch (st->type) {
 			case S_SEND:
-			case S_RECV:
+			case S_RECV: {
+				struct mbmpi_comm *pc = st->local ? c->local : c;
+
 				if (!s_grow((void **)&s->live, &s->cap_live, s->nlive + 1,
 					    sizeof(*s->live))) {
 					ret = MPI_ERR_NO_MEM;
@@ -301,12 +313,13 @@ static bool s_advance(struct nbc_sched *s)
 				}
 				ret = st->type == S_SEND
 					? mbmpi_isend(st->src, st->count, st->dt, st->peer,
-						      s->tag + st->tagoff, c, c->ctx + 1, MBMPI_STD, &r)
+						      s->tag + st->tagoff, pc, pc->ctx + 1, MBMPI_STD, &r)
 					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer,
-						      s->tag + st->tagoff, c, c->ctx + 1, &r);
+						      s->tag + st->tagoff, pc, pc->ctx + 1, &r);
 				if (!ret)
 					s->live[s->nlive++] = r;
 				break;
+			}
 			case S_OP:
 				mbmpi_op_apply(st->op, st->src, st->dst, (size_t)st->count, st->dth);
 				break;
@@ -399,7 +412,7 @@ static int vrank(int r, int root, int n)
 
 static void b_barrier(struct nbc_sched *s)
 {
-	int n = s->comm->size, r = s->comm->rank;
+	int n = s->on->size, r = s->on->rank;
 
 	for (int k = 1; k < n; k <<= 1) {
 		s_send(s, NULL, 0, BYTE_DT, (r + k) % n);
@@ -410,7 +423,7 @@ static void b_barrier(struct nbc_sched *s)
 
 static void b_bcast(struct nbc_sched *s, void *buf, int count, struct mbmpi_dtype *d, int root)
 {
-	int n = s->comm->size, vr = vrank(s->comm->rank, root, n), mask = 1;
+	int n = s->on->size, vr = vrank(s->on->rank, root, n), mask = 1;
 
 	while (mask < n) {
 		if (vr & mask) {
@@ -434,7 +447,7 @@ static void b_bcast(struct nbc_sched *s, void *buf, int count, struct mbmpi_dtyp
 static void b_reduce(struct nbc_sched *s, const void *in, void *out, int count, struct mbmpi_dtype *d,
 		     MPI_Op op, int root)
 {
-	int n = s->comm->size, r = s->comm->rank;
+	int n = s->on->size, r = s->on->rank;
 	int top = mbmpi_op(op)->commute ? root : 0, vr = vrank(r, top, n), mask, nkids = 0;
 	char *kid[32];
 	const void *acc = in;
@@ -472,7 +485,7 @@ static bool pof2(int n)
 static void b_allreduce(struct nbc_sched *s, const void *in, void *out, int count,
 			struct mbmpi_dtype *d, MPI_Op op)
 {
-	int n = s->comm->size, r = s->comm->rank;
+	int n = s->on->size, r = s->on->rank;
 	const void *acc = in;
 
 	if (!mbmpi_op(op)->commute || !pof2(n)) {
@@ -495,7 +508,7 @@ static void b_allreduce(struct nbc_sched *s, const void *in, void *out, int coun
 static void b_scan(struct nbc_sched *s, const void *sbuf, void *rbuf, int count,
 		   struct mbmpi_dtype *d, MPI_Op op, bool exclusive)
 {
-	int n = s->comm->size, r = s->comm->rank;
+	int n = s->on->size, r = s->on->rank;
 	bool commute = mbmpi_op(op)->commute, have = false;
 	char *part = s_tmp(s, (size_t)count, d), *tmp = s_tmp(s, (size_t)count, d);
 	const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -539,7 +552,7 @@ struct blocks {
 
 static void b_alltoall(struct nbc_sched *s, const struct blocks *b)
 {
-	int n = s->comm->size, r = s->comm->rank;
+	int n = s->on->size, r = s->on->rank;
 
 	/* Receives first, then sends starting with the next rank, so ranks do
 	 * not all send to rank 0 at once. */
@@ -556,18 +569,172 @@ static void b_alltoall(struct nbc_sched *s, const struct blocks *b)
 	s_wait(s);
 }
 
+/* ---- Intercommunicators ---- */
+
+static void on_local(struct nbc_sched *s, bool local)
+{
+	s->on = local ? s->comm->local : s->comm;
+}
+
+static bool leader(const struct nbc_sched *s)
+{
+	return s->comm->local->rank == 0;
+}
+
+static int inter_root(const struct mbmpi_comm *c, int root)
+{
+	return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->size)
+		       ? MPI_SUCCESS : MPI_ERR_ROOT;
+}
+
+/* Each group's leader swaps `count` of d with the other's: mine goes,
+ * theirs comes. */
+static void i_swap(struct nbc_sched *s, const void *mine, void *theirs, int count,
+		   struct mbmpi_dtype *d)
+{
+	on_local(s, false);
+	if (leader(s)) {
+		s_recv(s, theirs, count, d, 0);
+		s_send(s, mine, count, d, 0);
+		s_wait(s);
+	}
+}
+
+/* Everyone here has entered, the leaders learn it of each other, and
+ * nobody here leaves before its leader knows. */
+static void ib_barrier(struct nbc_sched *s)
+{
+	on_local(s, true);
+	b_barrier(s);
+	i_swap(s, NULL, NULL, 0, BYTE_DT);
+	on_local(s, true);
+	b_barrier(s);
+	on_local(s, false);
+}
+
+static void ib_bcast(struct nbc_sched *s, void *buf, int count, struct mbmpi_dtype *d, int root)
+{
+	if (root == MPI_PROC_NULL)
+		return;
+	if (root == MPI_ROOT) {
+		s_send(s, buf, count, d, 0);
+		s_wait(s);
+		return;
+	}
+	if (leader(s)) {
+		s_recv(s, buf, count, d, root);
+		s_wait(s);
+	}
+	on_local(s, true);
+	b_bcast(s, buf, count, d, 0);
+	on_local(s, false);
+}
+
+/* The other group's data reduced at the root: that group reduces to its
+ * leader, which sends to the root. */
+static void ib_reduce(struct nbc_sched *s, const void *in, void *out, int count,
+		      struct mbmpi_dtype *d, MPI_Op op, int root)
+{
+	char *tmp = NULL;
+
+	if (root == MPI_PROC_NULL)
+		return;
+	if (root == MPI_ROOT) {
+		s_recv(s, out, count, d, 0);
+		s_wait(s);
+		return;
+	}
+	if (leader(s))
+		tmp = s_tmp(s, (size_t)count, d);
+	on_local(s, true);
+	b_reduce(s, in, tmp, count, d, op, 0);
+	on_local(s, false);
+	if (leader(s)) {
+		s_send(s, tmp, count, d, root);
+		s_wait(s);
+	}
+}
+
+/* Each group gets the other's reduction: both reduce to their leaders,
+ * the leaders swap, each broadcasts what it got. */
+static void ib_allreduce(struct nbc_sched *s, const void *in, void *out, int count,
+			 struct mbmpi_dtype *d, MPI_Op op)
+{
+	char *tmp = leader(s) ? s_tmp(s, (size_t)count, d) : NULL;
+
+	on_local(s, true);
+	b_reduce(s, in, tmp, count, d, op, 0);
+	i_swap(s, tmp, out, count, d);
+	on_local(s, true);
+	b_bcast(s, out, count, d, 0);
+	on_local(s, false);
+}
+
+/* The other group's whole vector reduced, scattered here by rcounts (one
+ * per member of this group; the standard makes the totals equal). */
+static void ib_reduce_scatter(struct nbc_sched *s, const void *in, void *out, const int *rcounts,
+			      size_t total, struct mbmpi_dtype *d, MPI_Op op)
+{
+	struct mbmpi_comm *l = s->comm->local;
+	char *mine = NULL, *theirs = NULL;
+
+	if (leader(s)) {
+		mine = s_tmp(s, total, d);
+		theirs = s_tmp(s, total, d);
+	}
+	on_local(s, true);
+	b_reduce(s, in, mine, (int)total, d, op, 0);
+	i_swap(s, mine, theirs, (int)total, d);
+	on_local(s, true);
+	if (leader(s)) {
+		size_t off = 0;
+
+		for (int i = 0; i < l->size; i++) {
+			char *at = theirs ? theirs + (MPI_Aint)off * d->extent : NULL;
+
+			if (i == 0)
+				s_copy(s, at, rcounts[0], d, out, rcounts[0], d);
+			else if (rcounts[i])
+				s_send(s, at, rcounts[i], d, i);
+			off += (size_t)rcounts[i];
+		}
+	} else if (rcounts[l->rank]) {
+		s_recv(s, out, rcounts[l->rank], d, 0);
+	}
+	s_wait(s);
+	on_local(s, false);
+}
+
+/* Blocks to and from each member of the other group, all in one round:
+ * gathers and scatters at a root, allgather(v) and alltoall(v,w). */
+static void ib_blocks(struct nbc_sched *s, const struct blocks *b, bool send, bool recv)
+{
+	int n = s->comm->size;
+
+	for (int p = 0; recv && p < n; p++)
+		s_recv(s, b->rbuf + b->roff[p], b->rcounts[p], b->rt[p], p);
+	for (int p = 0; send && p < n; p++)
+		s_send(s, b->sbuf + b->soff[p], b->scounts[p], b->st[p], p);
+	s_wait(s);
+}
+
 /* ---- The MPI calls ---- */
 
-#define NBC_BEGIN(comm, c, req)                                   \
+/* NBC_BEGIN_ANY admits intercommunicators; NBC_BEGIN is for the
+ * collectives MPI defines on intracommunicators only (scans, neighbours). */
+#define NBC_BEGIN_ANY(comm, c, req)                               \
 	int ret;                                                  \
 	struct nbc_sched *s;                                      \
 	MBMPI_CHECK_INIT();                                       \
 	if ((ret = mbmpi_check_comm(comm, &c)))                   \
 		return MBMPI_ERR(NULL, ret);                      \
-	if (c->inter)                                             \
-		return MBMPI_ERR(c, MPI_ERR_UNSUPPORTED_OPERATION); \
 	if (!(req))                                               \
 		return MBMPI_ERR(c, MPI_ERR_REQUEST);
+
+#define NBC_BEGIN(comm, c, req)                                   \
+	NBC_BEGIN_ANY(comm, c, req)                               \
+	if (c->inter)                                             \
+		return MBMPI_ERR(c, MPI_ERR_COMM);
 
 #define NBC_END(c, req)                                           \
 	ret = s_start(s, req);                                    \
@@ -578,9 +745,9 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
 	if ((s = s_new(c)))
-		b_barrier(s);
+		c->inter ? ib_barrier(s) : b_barrier(s);
 	NBC_END(c, req);
 }
 MBMPI_ALIAS(Ibarrier)
@@ -590,9 +757,16 @@ int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, 
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
 	if ((ret = mbmpi_coll_check_buf(buf, count, dt)))
 		return MBMPI_ERR(c, ret);
+	if (c->inter) {
+		if ((ret = inter_root(c, root)))
+			return MBMPI_ERR(c, ret);
+		if ((s = s_new(c)) && count)
+			ib_bcast(s, buf, count, mbmpi_dt(dt), root);
+		NBC_END(c, req);
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if ((s = s_new(c)) && count)
@@ -607,7 +781,27 @@ int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
+	if (c->inter) {
+		/* The root names only where the result goes; the other group
+		 * only what it sends. */
+		if ((ret = inter_root(c, root)))
+			return MBMPI_ERR(c, ret);
+		if (root == MPI_ROOT)
+			ret = mbmpi_coll_check_reduce(rbuf, rbuf, count, dt, op, false);
+		else if (root == MPI_PROC_NULL)
+			ret = count < 0 ? MPI_ERR_COUNT : mbmpi_dt_check(dt) ? MPI_ERR_TYPE
+									      : mbmpi_op_check(op, dt);
+		else
+			ret = sbuf == MPI_IN_PLACE ? MPI_ERR_BUFFER
+						   : mbmpi_coll_check_reduce(sbuf, NULL, count, dt, op,
+									     false);
+		if (ret)
+			return MBMPI_ERR(c, ret);
+		if ((s = s_new(c)) && count)
+			ib_reduce(s, sbuf, rbuf, count, mbmpi_dt(dt), op, root);
+		NBC_END(c, req);
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if ((ret = mbmpi_coll_check_reduce(c->rank == root ? sbuf : (sbuf == MPI_IN_PLACE ? NULL : sbuf),
@@ -676,11 +870,17 @@ int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
 	if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, count, dt, op, true)))
 		return MBMPI_ERR(c, ret);
-	if ((s = s_new(c)) && count)
-		b_allreduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, mbmpi_dt(dt), op);
+	if (c->inter && sbuf == MPI_IN_PLACE)
+		return MBMPI_ERR(c, MPI_ERR_BUFFER);
+	if ((s = s_new(c)) && count) {
+		if (c->inter)
+			ib_allreduce(s, sbuf, rbuf, count, mbmpi_dt(dt), op);
+		else
+			b_allreduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, mbmpi_dt(dt), op);
+	}
 	NBC_END(c, req);
 }
 MBMPI_ALIAS(Iallreduce)
@@ -693,7 +893,47 @@ static int c_gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, 
 	/* For a scatter the roles swap: the root's blocks are the sources. */
 	const void *own = scatter ? rbuf : sbuf;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
+	if (c->inter) {
+		/* The root's blocks go to or come from each member of the
+		 * other group; that group's members each send or receive one. */
+		MPI_Datatype bt = scatter ? st : rt;
+
+		if ((ret = inter_root(c, root)))
+			return MBMPI_ERR(c, ret);
+		if (root == MPI_ROOT)
+			ret = rcounts ? mbmpi_coll_check_counts(rcounts, displs, bt, c->size)
+				      : mbmpi_coll_check_buf(scatter ? sbuf : rbuf,
+							     scatter ? scount : rcount, bt);
+		else if (root != MPI_PROC_NULL)
+			ret = mbmpi_coll_check_buf(own, scatter ? rcount : scount, scatter ? rt : st);
+		if (ret)
+			return MBMPI_ERR(c, ret);
+		if (!(s = s_new(c)))
+			return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+		if (root == MPI_ROOT) {
+			struct mbmpi_dtype *bd = mbmpi_dt(bt);
+			char *blocks = scatter ? (char *)sbuf : rbuf;
+			int per = scatter ? scount : rcount;
+
+			for (int i = 0; i < c->size; i++) {
+				int cnt = rcounts ? rcounts[i] : per;
+				char *at = blocks + (MPI_Aint)(rcounts ? displs[i] : i * per) * bd->extent;
+
+				if (scatter)
+					s_send(s, at, cnt, bd, i);
+				else
+					s_recv(s, at, cnt, bd, i);
+			}
+		} else if (root != MPI_PROC_NULL) {
+			if (scatter)
+				s_recv(s, rbuf, rcount, mbmpi_dt(rt), root);
+			else
+				s_send(s, sbuf, scount, mbmpi_dt(st), root);
+		}
+		s_wait(s);
+		NBC_END(c, req);
+	}
 	if (root < 0 || root >= c->size)
 		return MBMPI_ERR(c, MPI_ERR_ROOT);
 	if (own != MPI_IN_PLACE &&
@@ -757,10 +997,12 @@ int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, con
 	MBMPI_GUARD();
 	struct mbmpi_comm *c = mbmpi_comm(comm);
 
+	bool at_root = c && c->refs > 0 && (c->inter ? root == MPI_ROOT : c->rank == root);
+
 	/* Only the root reads the arrays. */
-	if (c && c->refs > 0 && c->rank == root && !rcounts)
+	if (at_root && !rcounts)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	return c_gatherv(sbuf, scount, st, rbuf, c && c->rank == root ? rcounts : NULL, displs, 0, rt,
+	return c_gatherv(sbuf, scount, st, rbuf, at_root ? rcounts : NULL, displs, 0, rt,
 			 root, comm, req, false);
 }
 MBMPI_ALIAS(Igatherv)
@@ -779,9 +1021,11 @@ int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MP
 	MBMPI_GUARD();
 	struct mbmpi_comm *c = mbmpi_comm(comm);
 
-	if (c && c->refs > 0 && c->rank == root && !scounts)
+	bool at_root = c && c->refs > 0 && (c->inter ? root == MPI_ROOT : c->rank == root);
+
+	if (at_root && !scounts)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	return c_gatherv(sbuf, 0, st, rbuf, c && c->rank == root ? scounts : NULL, displs, rcount, rt,
+	return c_gatherv(sbuf, 0, st, rbuf, at_root ? scounts : NULL, displs, rcount, rt,
 			 root, comm, req, true);
 }
 MBMPI_ALIAS(Iscatterv)
@@ -795,7 +1039,9 @@ static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 	struct mbmpi_dtype *rd;
 	int n;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
+	if (c->inter && sbuf == MPI_IN_PLACE)
+		return MBMPI_ERR(c, MPI_ERR_BUFFER);
 	if (sbuf != MPI_IN_PLACE && (ret = mbmpi_coll_check_buf(sbuf, scount, st)))
 		return MBMPI_ERR(c, ret);
 	if ((ret = rcounts ? mbmpi_coll_check_counts(rcounts, displs, rt, c->size)
@@ -817,6 +1063,7 @@ static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 		MPI_Aint own;
 
 		b.rcounts = rc;
+		/* (own is read only in place, which an intercommunicator refuses) */
 		b.roff = b.soff + n;
 		b.rt = b.st + n;
 		for (int i = 0; i < n; i++) {
@@ -824,7 +1071,7 @@ static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 			b.roff[i] = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * rd->extent;
 			b.rt[i] = rd;
 		}
-		own = b.roff[c->rank];
+		own = c->inter ? 0 : b.roff[c->rank];
 		for (int i = 0; i < n; i++) {
 			if (sbuf == MPI_IN_PLACE) {
 				b.sbuf = rbuf;
@@ -837,7 +1084,10 @@ static int c_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 				b.st[i] = mbmpi_dt(st);
 			}
 		}
-		b_alltoall(s, &b);
+		if (c->inter)
+			ib_blocks(s, &b, true, true);
+		else
+			b_alltoall(s, &b);
 	}
 	free((void *)b.scounts);
 	free(b.soff);
@@ -897,8 +1147,10 @@ static int c_alltoallw(const struct a2a_args *a, MPI_Comm comm, MPI_Request *req
 	struct blocks b = { 0 };
 	int n, *counts = NULL;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
 	n = c->size;
+	if (c->inter && a->sbuf == MPI_IN_PLACE)
+		return MBMPI_ERR(c, MPI_ERR_BUFFER);
 	if ((ret = a2a_check(a, n)))
 		return MBMPI_ERR(c, ret);
 	if (!(s = s_new(c)))
@@ -962,7 +1214,9 @@ static int c_alltoallw(const struct a2a_args *a, MPI_Comm comm, MPI_Request *req
 					       : (MPI_Aint)i * a->scount * sd->extent;
 		}
 	}
-	if (!s->err)
+	if (!s->err && c->inter)
+		ib_blocks(s, &b, true, true);
+	else if (!s->err)
 		b_alltoall(s, &b);
 out:
 	free(counts);
@@ -1052,9 +1306,26 @@ int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_
 	char *full = NULL;
 	const void *in;
 
-	NBC_BEGIN(comm, c, req);
+	NBC_BEGIN_ANY(comm, c, req);
 	if (!rcounts)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
+	if (c->inter) {
+		/* rcounts are over this group; the totals of the two agree. */
+		for (int i = 0; i < c->local->size; i++) {
+			if (rcounts[i] < 0)
+				return MBMPI_ERR(c, MPI_ERR_COUNT);
+			total += (size_t)rcounts[i];
+		}
+		if (total > INT32_MAX)
+			return MBMPI_ERR(c, MPI_ERR_COUNT);
+		if (sbuf == MPI_IN_PLACE)
+			return MBMPI_ERR(c, MPI_ERR_BUFFER);
+		if ((ret = mbmpi_coll_check_reduce(sbuf, rbuf, (int)total, dt, op, false)))
+			return MBMPI_ERR(c, ret);
+		if ((s = s_new(c)) && total)
+			ib_reduce_scatter(s, sbuf, rbuf, rcounts, total, mbmpi_dt(dt), op);
+		NBC_END(c, req);
+	}
 	for (int i = 0; i < c->size; i++) {
 		if (rcounts[i] < 0)
 			return MBMPI_ERR(c, MPI_ERR_COUNT);
@@ -1098,16 +1369,19 @@ int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Dat
 {
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
-	int *counts, ret;
+	int *counts, ret, n;
 
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
 		return MBMPI_ERR(NULL, ret);
 	if (rcount < 0)
 		return MBMPI_ERR(c, MPI_ERR_COUNT);
-	if (!(counts = malloc(sizeof(int) * (size_t)c->size)))
+	/* One count per member of this group (the local one, on an
+	 * intercommunicator). */
+	n = c->inter ? c->local->size : c->size;
+	if (!(counts = malloc(sizeof(int) * (size_t)n)))
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
-	for (int i = 0; i < c->size; i++)
+	for (int i = 0; i < n; i++)
 		counts[i] = rcount;
 	ret = PMPI_Ireduce_scatter(sbuf, rbuf, counts, dt, op, comm, req);
 	free(counts);

@@ -3,13 +3,24 @@
  * ranks) and joined by MPI_Intercomm_create; sizes, groups and remote
  * groups; point-to-point across (with MPI_ANY_SOURCE and statuses naming
  * remote ranks); every blocking collective in both directions with the
- * MPI_ROOT / MPI_PROC_NULL convention; dup, split, create and merge of the
+ * MPI_ROOT / MPI_PROC_NULL convention, and again non-blocking (each waited
+ * for, then two outstanding at once); dup, split, create and merge of the
  * intercommunicator; and the calls that need one failing on an
  * intracommunicator. One rank has no other group: it checks the errors only.
  */
 #include "mt.h"
 
 static int rank, size;
+
+/* The blocking call, or its non-blocking twin waited for at once. */
+static int nb;
+static MPI_Request rq;
+#define DO(blocking, nonblocking) (nb ? waited(nonblocking) : (blocking))
+
+static int waited(int ret)
+{
+	return ret ? ret : MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
 
 static void errors_on_intra(void)
 {
@@ -34,7 +45,7 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 {
 	int *buf = malloc(sizeof(int) * 64), *big = malloc(sizeof(int) * 64 * 8), ok, x, y;
 
-	CHECK_MPI(MPI_Barrier(ic));
+	CHECK_MPI(DO(MPI_Barrier(ic), MPI_Ibarrier(ic, &rq)));
 	for (int dir = 0; dir < 2; dir++) {
 		int rootside = dir == 0 ? low : !low;
 		int root = rootside ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
@@ -42,7 +53,8 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 		/* Bcast: 5 ints from the root group's rank 0. */
 		for (int i = 0; i < 5; i++)
 			buf[i] = rootside && lrank == 0 ? 100 * dir + i : -1;
-		CHECK_MPI(MPI_Bcast(buf, 5, MPI_INT, root, ic));
+		CHECK_MPI(DO(MPI_Bcast(buf, 5, MPI_INT, root, ic),
+			     MPI_Ibcast(buf, 5, MPI_INT, root, ic, &rq)));
 		ok = 1;
 		for (int i = 0; i < 5; i++)
 			ok &= rootside ? (lrank != 0 || buf[i] == 100 * dir + i) : buf[i] == 100 * dir + i;
@@ -51,7 +63,8 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 		/* Reduce: the other group's ranks, summed, at the root. */
 		x = lrank + 1;
 		y = -1;
-		CHECK_MPI(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, root, ic));
+		CHECK_MPI(DO(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, root, ic),
+			     MPI_Ireduce(&x, &y, 1, MPI_INT, MPI_SUM, root, ic, &rq)));
 		if (root == MPI_ROOT)
 			CHECK(y == rsize * (rsize + 1) / 2);
 
@@ -59,7 +72,8 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 		for (int i = 0; i < rsize; i++)
 			big[i] = -1;
 		x = lrank * 10 + dir;
-		CHECK_MPI(MPI_Gather(&x, 1, MPI_INT, big, 1, MPI_INT, root, ic));
+		CHECK_MPI(DO(MPI_Gather(&x, 1, MPI_INT, big, 1, MPI_INT, root, ic),
+			     MPI_Igather(&x, 1, MPI_INT, big, 1, MPI_INT, root, ic, &rq)));
 		if (root == MPI_ROOT) {
 			ok = 1;
 			for (int i = 0; i < rsize; i++)
@@ -71,19 +85,22 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 		for (int i = 0; i < rsize; i++)
 			big[i] = 7 * i + dir;
 		y = -1;
-		CHECK_MPI(MPI_Scatter(big, 1, MPI_INT, &y, 1, MPI_INT, root, ic));
+		CHECK_MPI(DO(MPI_Scatter(big, 1, MPI_INT, &y, 1, MPI_INT, root, ic),
+			     MPI_Iscatter(big, 1, MPI_INT, &y, 1, MPI_INT, root, ic, &rq)));
 		if (!rootside)
 			CHECK(y == 7 * lrank + dir);
 	}
 
 	/* Allreduce: each side gets the other's sum. */
 	x = (low ? 1000 : 1) * (lrank + 1);
-	CHECK_MPI(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, ic));
+	CHECK_MPI(DO(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, ic),
+		     MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, ic, &rq)));
 	CHECK(y == (low ? 1 : 1000) * rsize * (rsize + 1) / 2);
 
 	/* Allgather: the other side's values in its rank order. */
 	x = (low ? 500 : 0) + lrank;
-	CHECK_MPI(MPI_Allgather(&x, 1, MPI_INT, big, 1, MPI_INT, ic));
+	CHECK_MPI(DO(MPI_Allgather(&x, 1, MPI_INT, big, 1, MPI_INT, ic),
+		     MPI_Iallgather(&x, 1, MPI_INT, big, 1, MPI_INT, ic, &rq)));
 	ok = 1;
 	for (int i = 0; i < rsize; i++)
 		ok &= big[i] == (low ? 0 : 500) + i;
@@ -92,7 +109,8 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 	/* Alltoall: block j goes to remote rank j. */
 	for (int j = 0; j < rsize; j++)
 		buf[j] = (low ? 1 : 2) * 100 + lrank * 10 + j;
-	CHECK_MPI(MPI_Alltoall(buf, 1, MPI_INT, big, 1, MPI_INT, ic));
+	CHECK_MPI(DO(MPI_Alltoall(buf, 1, MPI_INT, big, 1, MPI_INT, ic),
+		     MPI_Ialltoall(buf, 1, MPI_INT, big, 1, MPI_INT, ic, &rq)));
 	ok = 1;
 	for (int j = 0; j < rsize; j++)
 		ok &= big[j] == (low ? 2 : 1) * 100 + j * 10 + lrank;
@@ -103,9 +121,41 @@ static void collectives(MPI_Comm ic, int low, int lrank, int lsize, int rsize)
 	if (lsize == rsize) {
 		for (int i = 0; i < 2 * lsize; i++)
 			buf[i] = (low ? 1 : 3) * (i + 1);
-		CHECK_MPI(MPI_Reduce_scatter_block(buf, &big[0], 2, MPI_INT, MPI_SUM, ic));
+		CHECK_MPI(DO(MPI_Reduce_scatter_block(buf, &big[0], 2, MPI_INT, MPI_SUM, ic),
+			     MPI_Ireduce_scatter_block(buf, &big[0], 2, MPI_INT, MPI_SUM, ic, &rq)));
 		CHECK(big[0] == rsize * (low ? 3 : 1) * (2 * lrank + 1));
 		CHECK(big[1] == rsize * (low ? 3 : 1) * (2 * lrank + 2));
+	}
+	if (nb) {
+		/* Gatherv with a gap, and two collectives outstanding at once. */
+		int *counts = malloc(sizeof(int) * (size_t)rsize), *displs = malloc(sizeof(int) * (size_t)rsize);
+		MPI_Request two[2];
+		int z = -1, root = low ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+
+		for (int i = 0; i < rsize; i++) {
+			counts[i] = 1;
+			displs[i] = 2 * i;
+			big[2 * i] = big[2 * i + 1] = -1;
+		}
+		x = 30 + lrank;
+		CHECK_MPI(MPI_Igatherv(&x, 1, MPI_INT, big, counts, displs, MPI_INT, root, ic, &rq));
+		CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		if (root == MPI_ROOT) {
+			ok = 1;
+			for (int i = 0; i < rsize; i++)
+				ok &= big[2 * i] == 30 + i && big[2 * i + 1] == -1;
+			CHECK(ok);
+		}
+		x = lrank + 1;
+		buf[0] = low ? 77 : -1;
+		CHECK_MPI(MPI_Ibcast(buf, 1, MPI_INT, low ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0,
+				     ic, &two[0]));
+		CHECK_MPI(MPI_Iallreduce(&x, &z, 1, MPI_INT, MPI_SUM, ic, &two[1]));
+		CHECK_MPI(MPI_Waitall(2, two, MPI_STATUSES_IGNORE));
+		CHECK(buf[0] == 77 || (low && lrank != 0));
+		CHECK(z == rsize * (rsize + 1) / 2);
+		free(counts);
+		free(displs);
 	}
 	free(buf);
 	free(big);
@@ -191,6 +241,9 @@ int main(int argc, char **argv)
 	}
 
 	collectives(ic, low, lrank, lsize, rsize);
+	nb = 1;
+	collectives(ic, low, lrank, lsize, rsize);
+	nb = 0;
 
 	/* Dup: congruent, its own context, same collectives. */
 	CHECK_MPI(MPI_Comm_dup(ic, &dup));
@@ -276,6 +329,14 @@ int main(int argc, char **argv)
 		MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
 		MPI_Error_class(MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, ic), &cls);
 		CHECK(cls == MPI_ERR_COMM);
+		{
+			MPI_Request r;
+
+			MPI_Error_class(MPI_Iscan(&x, &y, 1, MPI_INT, MPI_SUM, ic, &r), &cls);
+			CHECK(cls == MPI_ERR_COMM);
+			MPI_Error_class(MPI_Ibcast(&x, 1, MPI_INT, rsize + 5, ic, &r), &cls);
+			CHECK(cls == MPI_ERR_ROOT);
+		}
 		MPI_Error_class(MPI_Cart_create(ic, 1, dims, per, 0, &cart), &cls);
 		CHECK(cls == MPI_ERR_COMM);
 		MPI_Error_class(MPI_Bcast(&x, 1, MPI_INT, rsize + 5, ic), &cls);

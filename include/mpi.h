@@ -339,7 +339,24 @@ typedef struct mbmpi_file *MPI_File;
 #define MPI_ERR_DUP_DATAREP 56
 #define MPI_ERR_CONVERSION 57
 #define MPI_ERR_IO 58
-#define MPI_ERR_LASTCODE 58
+/* The tool information interface's classes (MPI_T_* return them). */
+#define MPI_T_ERR_MEMORY 59
+#define MPI_T_ERR_NOT_INITIALIZED 60
+#define MPI_T_ERR_CANNOT_INIT 61
+#define MPI_T_ERR_INVALID_INDEX 62
+#define MPI_T_ERR_INVALID_ITEM 63
+#define MPI_T_ERR_INVALID_HANDLE 64
+#define MPI_T_ERR_OUT_OF_HANDLES 65
+#define MPI_T_ERR_OUT_OF_SESSIONS 66
+#define MPI_T_ERR_INVALID_SESSION 67
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 68
+#define MPI_T_ERR_CVAR_SET_NEVER 69
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 70
+#define MPI_T_ERR_PVAR_NO_WRITE 71
+#define MPI_T_ERR_PVAR_NO_ATOMIC 72
+#define MPI_T_ERR_INVALID_NAME 73
+#define MPI_T_ERR_INVALID 74
+#define MPI_ERR_LASTCODE 74
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
@@ -847,6 +864,82 @@ MBMPI_FN(int, File_delete, (const char *filename, MPI_Info info))
 MBMPI_FN(int, Pcontrol, (const int level, ...))
 
 #undef MBMPI_FN
+
+/* The tool information interface (MPI_T), C only. The control variables
+ * are the library's parameters (mpirun --params lists the same), read-only;
+ * there are no performance variables yet. */
+typedef struct mbmpi_t_enum *MPI_T_enum;
+typedef struct mbmpi_t_cvar *MPI_T_cvar_handle;
+typedef struct mbmpi_t_pvar *MPI_T_pvar_handle;
+typedef struct mbmpi_t_session *MPI_T_pvar_session;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)1)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+enum {
+	MPI_T_VERBOSITY_USER_BASIC = 1, MPI_T_VERBOSITY_USER_DETAIL, MPI_T_VERBOSITY_USER_ALL,
+	MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_VERBOSITY_TUNER_ALL,
+	MPI_T_VERBOSITY_MPIDEV_BASIC, MPI_T_VERBOSITY_MPIDEV_DETAIL, MPI_T_VERBOSITY_MPIDEV_ALL
+};
+enum {
+	MPI_T_BIND_NO_OBJECT = 1, MPI_T_BIND_MPI_COMM, MPI_T_BIND_MPI_DATATYPE,
+	MPI_T_BIND_MPI_ERRHANDLER, MPI_T_BIND_MPI_FILE, MPI_T_BIND_MPI_GROUP, MPI_T_BIND_MPI_OP,
+	MPI_T_BIND_MPI_REQUEST, MPI_T_BIND_MPI_WIN, MPI_T_BIND_MPI_MESSAGE, MPI_T_BIND_MPI_INFO
+};
+enum {
+	MPI_T_SCOPE_CONSTANT = 1, MPI_T_SCOPE_READONLY, MPI_T_SCOPE_LOCAL, MPI_T_SCOPE_GROUP,
+	MPI_T_SCOPE_GROUP_EQ, MPI_T_SCOPE_ALL, MPI_T_SCOPE_ALL_EQ
+};
+enum {
+	MPI_T_PVAR_CLASS_STATE = 1, MPI_T_PVAR_CLASS_LEVEL, MPI_T_PVAR_CLASS_SIZE,
+	MPI_T_PVAR_CLASS_PERCENTAGE, MPI_T_PVAR_CLASS_HIGHWATERMARK,
+	MPI_T_PVAR_CLASS_LOWWATERMARK, MPI_T_PVAR_CLASS_COUNTER, MPI_T_PVAR_CLASS_AGGREGATE,
+	MPI_T_PVAR_CLASS_TIMER, MPI_T_PVAR_CLASS_GENERIC
+};
+
+#define MBMPI_TFN(name, args) \
+	MBMPI_EXPORT int MPI_T_##name args; \
+	MBMPI_EXPORT int PMPI_T_##name args;
+MBMPI_TFN(init_thread, (int required, int *provided))
+MBMPI_TFN(finalize, (void))
+MBMPI_TFN(enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+MBMPI_TFN(enum_get_item, (MPI_T_enum enumtype, int index, int *value, char *name, int *name_len))
+MBMPI_TFN(cvar_get_num, (int *num_cvar))
+MBMPI_TFN(cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity,
+			  MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+			  int *bind, int *scope))
+MBMPI_TFN(cvar_get_index, (const char *name, int *cvar_index))
+MBMPI_TFN(cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+			      int *count))
+MBMPI_TFN(cvar_handle_free, (MPI_T_cvar_handle *handle))
+MBMPI_TFN(cvar_read, (MPI_T_cvar_handle handle, void *buf))
+MBMPI_TFN(cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+MBMPI_TFN(pvar_get_num, (int *num_pvar))
+MBMPI_TFN(pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity,
+			  int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+			  int *desc_len, int *bind, int *readonly, int *continuous, int *atomic))
+MBMPI_TFN(pvar_get_index, (const char *name, int var_class, int *pvar_index))
+MBMPI_TFN(pvar_session_create, (MPI_T_pvar_session *session))
+MBMPI_TFN(pvar_session_free, (MPI_T_pvar_session *session))
+MBMPI_TFN(pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+			      MPI_T_pvar_handle *handle, int *count))
+MBMPI_TFN(pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+MBMPI_TFN(pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+MBMPI_TFN(pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+MBMPI_TFN(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+MBMPI_TFN(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf))
+MBMPI_TFN(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+MBMPI_TFN(pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+MBMPI_TFN(category_get_num, (int *num_cat))
+MBMPI_TFN(category_get_info, (int cat_index, char *name, int *name_len, char *desc,
+			      int *desc_len, int *num_cvars, int *num_pvars, int *num_categories))
+MBMPI_TFN(category_get_index, (const char *name, int *cat_index))
+MBMPI_TFN(category_get_cvars, (int cat_index, int len, int indices[]))
+MBMPI_TFN(category_get_pvars, (int cat_index, int len, int indices[]))
+MBMPI_TFN(category_get_categories, (int cat_index, int len, int indices[]))
+MBMPI_TFN(category_changed, (int *stamp))
+#undef MBMPI_TFN
 
 /* Extension: fi_getopt(FI_OPT_ENDPOINT, optname, ...) on the endpoint the
  * point-to-point engine opened, so that a program can read a provider's own

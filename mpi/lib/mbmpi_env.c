@@ -131,6 +131,22 @@ static const char *const mbmpi_errstr[] = {
 	[MPI_ERR_DUP_DATAREP] = "MPI_ERR_DUP_DATAREP: data representation already defined",
 	[MPI_ERR_CONVERSION] = "MPI_ERR_CONVERSION: data conversion failed",
 	[MPI_ERR_IO] = "MPI_ERR_IO: I/O error",
+	[MPI_T_ERR_MEMORY] = "MPI_T_ERR_MEMORY: out of memory",
+	[MPI_T_ERR_NOT_INITIALIZED] = "MPI_T_ERR_NOT_INITIALIZED: MPI_T_init_thread was not called",
+	[MPI_T_ERR_CANNOT_INIT] = "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be started",
+	[MPI_T_ERR_INVALID_INDEX] = "MPI_T_ERR_INVALID_INDEX: no variable or category has this index",
+	[MPI_T_ERR_INVALID_ITEM] = "MPI_T_ERR_INVALID_ITEM: no such item of the enumeration",
+	[MPI_T_ERR_INVALID_HANDLE] = "MPI_T_ERR_INVALID_HANDLE: invalid handle",
+	[MPI_T_ERR_OUT_OF_HANDLES] = "MPI_T_ERR_OUT_OF_HANDLES: no more handles",
+	[MPI_T_ERR_OUT_OF_SESSIONS] = "MPI_T_ERR_OUT_OF_SESSIONS: no more sessions",
+	[MPI_T_ERR_INVALID_SESSION] = "MPI_T_ERR_INVALID_SESSION: invalid session",
+	[MPI_T_ERR_CVAR_SET_NOT_NOW] = "MPI_T_ERR_CVAR_SET_NOT_NOW: the variable cannot be set now",
+	[MPI_T_ERR_CVAR_SET_NEVER] = "MPI_T_ERR_CVAR_SET_NEVER: the variable cannot be set",
+	[MPI_T_ERR_PVAR_NO_STARTSTOP] = "MPI_T_ERR_PVAR_NO_STARTSTOP: the variable cannot be started or stopped",
+	[MPI_T_ERR_PVAR_NO_WRITE] = "MPI_T_ERR_PVAR_NO_WRITE: the variable cannot be written or reset",
+	[MPI_T_ERR_PVAR_NO_ATOMIC] = "MPI_T_ERR_PVAR_NO_ATOMIC: the variable cannot be read and reset atomically",
+	[MPI_T_ERR_INVALID_NAME] = "MPI_T_ERR_INVALID_NAME: no variable or category has this name",
+	[MPI_T_ERR_INVALID] = "MPI_T_ERR_INVALID: invalid argument",
 };
 
 /* Classes and codes added by the program: code -> class and string. */

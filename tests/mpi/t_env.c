@@ -1,8 +1,9 @@
 /*
  * The environment calls: thread levels, Initialized/Finalized, timers,
  * names and versions, error strings and classes, error handlers (returning,
- * user-defined), memory allocation, the predefined attributes, and the
- * MPIX_Fabric_getopt extension (the provider's counters).
+ * user-defined), memory allocation, the predefined attributes, the
+ * MPIX_Fabric_getopt extension (the provider's counters), and the tool
+ * information interface (MPI_T) before MPI_Init and after MPI_Finalize.
  */
 #include "mt.h"
 
@@ -17,6 +18,104 @@ static void my_handler(MPI_Comm *comm, int *code, ...)
 	handler_code = *code;
 }
 
+/* MPI_T works before MPI_Init and after MPI_Finalize: every control
+ * variable described and read, the library's own value (the environment's,
+ * or the default) read back, nothing writable, no performance variables,
+ * one category holding the variables, and the errors. */
+static void tool_interface(void)
+{
+	int provided = -1, n = -1, idx = -1, count = 0, stamp = -1;
+	char name[128], desc[1024], val[512];
+	MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
+	MPI_T_pvar_session ses = MPI_T_PVAR_SESSION_NULL;
+
+	CHECK(MPI_T_cvar_get_num(&n) == MPI_T_ERR_NOT_INITIALIZED);
+	CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+	CHECK_MPI(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided));
+	CHECK(provided == MPI_THREAD_MULTIPLE);
+	CHECK_MPI(MPI_T_cvar_get_num(&n));
+	CHECK(n >= 10);
+	for (int i = 0; i < n; i++) {
+		int nl = sizeof(name), dl = sizeof(desc), verb = 0, bind = 0, scope = 0, need = 0;
+		MPI_Datatype dt = MPI_DATATYPE_NULL;
+		MPI_T_enum et = (MPI_T_enum)1;
+
+		CHECK_MPI(MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &et, desc, &dl, &bind, &scope));
+		CHECK(nl == (int)strlen(name) + 1 && dl == (int)strlen(desc) + 1 && dl > 10);
+		CHECK(!strncmp(name, "MATCHBOX_MPI_", 13));
+		CHECK(dt == MPI_CHAR && et == MPI_T_ENUM_NULL && bind == MPI_T_BIND_NO_OBJECT);
+		CHECK(scope == MPI_T_SCOPE_READONLY);
+		CHECK(verb >= MPI_T_VERBOSITY_USER_BASIC && verb <= MPI_T_VERBOSITY_MPIDEV_ALL);
+		/* Lengths alone, then a buffer too small: truncated, terminated. */
+		CHECK_MPI(MPI_T_cvar_get_info(i, NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL,
+					      NULL));
+		CHECK(need == nl);
+		need = 5;
+		CHECK_MPI(MPI_T_cvar_get_info(i, name, &need, NULL, NULL, NULL, NULL, NULL, NULL,
+					      NULL));
+		CHECK(need == 5 && strlen(name) == 4);
+		CHECK_MPI(MPI_T_cvar_get_info(i, name, &nl, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+		CHECK_MPI(MPI_T_cvar_get_index(name, &idx));
+		CHECK(idx == i);
+		CHECK_MPI(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+		CHECK(count > 0 && count <= (int)sizeof(val));
+		CHECK_MPI(MPI_T_cvar_read(h, val));
+		if (getenv(name))
+			CHECK(!strcmp(val, getenv(name)));
+		else
+			CHECK(strlen(val) > 0);	/* the default */
+		CHECK(MPI_T_cvar_write(h, "1") == MPI_T_ERR_CVAR_SET_NEVER);
+		CHECK_MPI(MPI_T_cvar_handle_free(&h));
+		CHECK(h == MPI_T_CVAR_HANDLE_NULL);
+	}
+	/* A value set in the environment is the value read. */
+	setenv("MATCHBOX_MPI_SPIN", "77", 1);
+	CHECK_MPI(MPI_T_cvar_get_index("MATCHBOX_MPI_SPIN", &idx));
+	CHECK_MPI(MPI_T_cvar_handle_alloc(idx, NULL, &h, &count));
+	CHECK_MPI(MPI_T_cvar_read(h, val));
+	CHECK(!strcmp(val, "77"));
+	CHECK_MPI(MPI_T_cvar_handle_free(&h));
+	unsetenv("MATCHBOX_MPI_SPIN");
+	CHECK(MPI_T_cvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) ==
+	      MPI_T_ERR_INVALID_INDEX);
+	CHECK(MPI_T_cvar_get_index("NO_SUCH_VARIABLE", &idx) == MPI_T_ERR_INVALID_NAME);
+	CHECK(MPI_T_cvar_handle_alloc(-1, NULL, &h, &count) == MPI_T_ERR_INVALID_INDEX);
+	CHECK(MPI_T_cvar_read(MPI_T_CVAR_HANDLE_NULL, val) == MPI_T_ERR_INVALID_HANDLE);
+
+	CHECK_MPI(MPI_T_pvar_get_num(&n));
+	CHECK(n == 0);
+	CHECK(MPI_T_pvar_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+				  NULL, NULL) == MPI_T_ERR_INVALID_INDEX);
+	CHECK_MPI(MPI_T_pvar_session_create(&ses));
+	CHECK_MPI(MPI_T_pvar_start(ses, MPI_T_PVAR_ALL_HANDLES));
+	CHECK_MPI(MPI_T_pvar_stop(ses, MPI_T_PVAR_ALL_HANDLES));
+	CHECK(MPI_T_pvar_handle_alloc(ses, 0, NULL, NULL, &count) == MPI_T_ERR_INVALID_INDEX);
+	CHECK_MPI(MPI_T_pvar_session_free(&ses));
+	CHECK(ses == MPI_T_PVAR_SESSION_NULL);
+	CHECK(MPI_T_pvar_session_free(&ses) == MPI_T_ERR_INVALID_SESSION);
+
+	CHECK_MPI(MPI_T_category_get_num(&n));
+	CHECK(n == 1);
+	{
+		int nl = sizeof(name), nc = -1, np = -1, ncat = -1, all = 0, *ix;
+
+		CHECK_MPI(MPI_T_category_get_info(0, name, &nl, NULL, NULL, &nc, &np, &ncat));
+		CHECK_MPI(MPI_T_cvar_get_num(&all));
+		CHECK(nc == all && np == 0 && ncat == 0);
+		CHECK_MPI(MPI_T_category_get_index(name, &idx));
+		CHECK(idx == 0);
+		ix = calloc((size_t)nc, sizeof(int));
+		CHECK_MPI(MPI_T_category_get_cvars(0, nc, ix));
+		CHECK(ix[nc - 1] == nc - 1);
+		free(ix);
+	}
+	CHECK_MPI(MPI_T_category_changed(&stamp));
+	CHECK(stamp >= 0);
+	CHECK_MPI(MPI_T_finalize());
+	CHECK_MPI(MPI_T_finalize());
+	CHECK(MPI_T_finalize() == MPI_T_ERR_NOT_INITIALIZED);
+}
+
 int main(int argc, char **argv)
 {
 	int provided, flag, len, v, sv, size, *attr, cls;
@@ -27,6 +126,7 @@ int main(int argc, char **argv)
 
 	CHECK_MPI(MPI_Initialized(&flag));
 	CHECK(!flag);
+	tool_interface();
 	CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
 	MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -34,6 +134,12 @@ int main(int argc, char **argv)
 	CHECK(provided == MPI_THREAD_MULTIPLE);
 	CHECK_MPI(MPI_Query_thread(&v));
 	CHECK(v == provided);
+	/* MPI_T's classes are error classes like the others. */
+	CHECK(MPI_Error_class(MPI_T_ERR_INVALID, &cls) == MPI_SUCCESS && cls == MPI_T_ERR_INVALID);
+	CHECK(MPI_T_ERR_INVALID <= MPI_ERR_LASTCODE);
+	len = 0;
+	CHECK_MPI(MPI_Error_string(MPI_T_ERR_CVAR_SET_NEVER, es, &len));
+	CHECK(len > 0 && strstr(es, "MPI_T_ERR_CVAR_SET_NEVER"));
 	CHECK_MPI(MPI_Is_thread_main(&flag));
 	CHECK(flag);
 	CHECK_MPI(MPI_Initialized(&flag));
@@ -127,6 +233,7 @@ int main(int argc, char **argv)
 		CHECK_MPI(MPI_Finalize());
 		CHECK_MPI(MPI_Finalized(&flag));
 		CHECK(flag);
+		tool_interface();
 #ifdef MPIX_FABRIC_GETOPT
 		{
 			size_t sl = sizeof(v);

@@ -1,0 +1,463 @@
+/*
+ * The tool information interface (MPI_T). Tools and libraries use it to
+ * list and read an MPI's variables, before MPI_Init and after
+ * MPI_Finalize as well. The control variables are the library's parameters
+ * (mbmpi_params.h, the table `mpirun --params` prints), each a string read
+ * from the environment when the library starts, so they are read-only
+ * here: writing one is MPI_T_ERR_CVAR_SET_NEVER. They form one category.
+ * There are no performance variables yet: sessions can be made, and every
+ * pvar index is invalid. Every call answers with an MPI_T error class and
+ * never invokes an error handler, as the standard asks.
+ */
+#include "mbmpi.h"
+#include "mbmpi_params.h"
+
+#include <stdatomic.h>
+
+#define T_VALUE_MAX 256		/* a cvar handle's count: bytes of its string */
+#define T_MAGIC 0x4d50495f54u
+
+struct t_cvar {
+	const char *name, *def, *desc;
+};
+
+#define T_ENTRY(name, def, desc) {name, def, desc},
+static const struct t_cvar t_cvars[] = { MBMPI_PARAMS(T_ENTRY) };
+#undef T_ENTRY
+#define T_NCVARS ((int)(sizeof(t_cvars) / sizeof(t_cvars[0])))
+
+static const char t_cat_name[] = "matchbox_mpi";
+static const char t_cat_desc[] =
+	"Parameters of Matchbox MPI, set in the environment before the program starts";
+
+static atomic_int t_inits;
+
+struct mbmpi_t_cvar {
+	uint64_t magic;
+	int index;
+};
+
+struct mbmpi_t_session {
+	uint64_t magic;
+};
+
+/* Copies a string the MPI_T way: with no buffer (or a zero length) only
+ * the length it needs, terminator included, is returned; otherwise as much
+ * as fits, always terminated, and the length copied. */
+static void t_str(const char *src, char *buf, int *len)
+{
+	int need = (int)strlen(src) + 1;
+
+	if (!len)
+		return;
+	if (!buf || *len <= 0) {
+		*len = need;
+		return;
+	}
+	if (need > *len)
+		need = *len;
+	memcpy(buf, src, (size_t)need - 1);
+	buf[need - 1] = '\0';
+	*len = need;
+}
+
+static bool t_ready(void)
+{
+	return atomic_load(&t_inits) > 0;
+}
+
+static const char *t_value(int i)
+{
+	const char *v = getenv(t_cvars[i].name);
+
+	return v ? v : t_cvars[i].def;
+}
+
+int PMPI_T_init_thread(int required, int *provided)
+{
+	if (!provided)
+		return MPI_T_ERR_INVALID;
+	if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+		return MPI_T_ERR_INVALID;
+	atomic_fetch_add(&t_inits, 1);
+	*provided = required;	/* nothing here is shared without care */
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_init_thread)
+
+int PMPI_T_finalize(void)
+{
+	int n = atomic_load(&t_inits);
+
+	do {
+		if (n <= 0)
+			return MPI_T_ERR_NOT_INITIALIZED;
+	} while (!atomic_compare_exchange_weak(&t_inits, &n, n - 1));
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_finalize)
+
+/* ---- Enumerations: none ---- */
+
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
+{
+	(void)enumtype, (void)num, (void)name, (void)name_len;
+	return t_ready() ? MPI_T_ERR_INVALID_HANDLE : MPI_T_ERR_NOT_INITIALIZED;
+}
+MBMPI_ALIAS(T_enum_get_info)
+
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
+{
+	(void)enumtype, (void)index, (void)value, (void)name, (void)name_len;
+	return t_ready() ? MPI_T_ERR_INVALID_HANDLE : MPI_T_ERR_NOT_INITIALIZED;
+}
+MBMPI_ALIAS(T_enum_get_item)
+
+/* ---- Control variables ---- */
+
+int PMPI_T_cvar_get_num(int *num_cvar)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!num_cvar)
+		return MPI_T_ERR_INVALID;
+	*num_cvar = T_NCVARS;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_cvar_get_num)
+
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+			 MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+			 int *bind, int *scope)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cvar_index < 0 || cvar_index >= T_NCVARS)
+		return MPI_T_ERR_INVALID_INDEX;
+	t_str(t_cvars[cvar_index].name, name, name_len);
+	t_str(t_cvars[cvar_index].desc, desc, desc_len);
+	/* Which provider to use is for every user; the rest is tuning. */
+	if (verbosity)
+		*verbosity = cvar_index == 0 ? MPI_T_VERBOSITY_USER_BASIC
+					     : MPI_T_VERBOSITY_TUNER_BASIC;
+	if (datatype)
+		*datatype = MPI_CHAR;
+	if (enumtype)
+		*enumtype = MPI_T_ENUM_NULL;
+	if (bind)
+		*bind = MPI_T_BIND_NO_OBJECT;
+	if (scope)
+		*scope = MPI_T_SCOPE_READONLY;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_cvar_get_info)
+
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!name || !cvar_index)
+		return MPI_T_ERR_INVALID;
+	for (int i = 0; i < T_NCVARS; i++) {
+		if (!strcmp(name, t_cvars[i].name)) {
+			*cvar_index = i;
+			return MPI_SUCCESS;
+		}
+	}
+	return MPI_T_ERR_INVALID_NAME;
+}
+MBMPI_ALIAS(T_cvar_get_index)
+
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+			     int *count)
+{
+	struct mbmpi_t_cvar *h;
+
+	(void)obj_handle;	/* bound to no object */
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cvar_index < 0 || cvar_index >= T_NCVARS)
+		return MPI_T_ERR_INVALID_INDEX;
+	if (!handle || !count)
+		return MPI_T_ERR_INVALID;
+	if (!(h = malloc(sizeof(*h))))
+		return MPI_T_ERR_MEMORY;
+	h->magic = T_MAGIC;
+	h->index = cvar_index;
+	*handle = h;
+	*count = T_VALUE_MAX;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_cvar_handle_alloc)
+
+static bool t_cvar_ok(MPI_T_cvar_handle h)
+{
+	return h && h->magic == T_MAGIC;
+}
+
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!handle || !t_cvar_ok(*handle))
+		return MPI_T_ERR_INVALID_HANDLE;
+	(*handle)->magic = 0;
+	free(*handle);
+	*handle = MPI_T_CVAR_HANDLE_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_cvar_handle_free)
+
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+{
+	int len = T_VALUE_MAX;
+
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!t_cvar_ok(handle))
+		return MPI_T_ERR_INVALID_HANDLE;
+	if (!buf)
+		return MPI_T_ERR_INVALID;
+	t_str(t_value(handle->index), buf, &len);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_cvar_read)
+
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
+{
+	(void)buf;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!t_cvar_ok(handle))
+		return MPI_T_ERR_INVALID_HANDLE;
+	return MPI_T_ERR_CVAR_SET_NEVER;
+}
+MBMPI_ALIAS(T_cvar_write)
+
+/* ---- Performance variables: none yet ---- */
+
+int PMPI_T_pvar_get_num(int *num_pvar)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!num_pvar)
+		return MPI_T_ERR_INVALID;
+	*num_pvar = 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_pvar_get_num)
+
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
+			 int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+			 int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
+{
+	(void)pvar_index, (void)name, (void)name_len, (void)verbosity, (void)var_class;
+	(void)datatype, (void)enumtype, (void)desc, (void)desc_len, (void)bind, (void)readonly;
+	(void)continuous, (void)atomic;
+	return t_ready() ? MPI_T_ERR_INVALID_INDEX : MPI_T_ERR_NOT_INITIALIZED;
+}
+MBMPI_ALIAS(T_pvar_get_info)
+
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
+{
+	(void)var_class;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!name || !pvar_index)
+		return MPI_T_ERR_INVALID;
+	return MPI_T_ERR_INVALID_NAME;
+}
+MBMPI_ALIAS(T_pvar_get_index)
+
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
+{
+	struct mbmpi_t_session *s;
+
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!session)
+		return MPI_T_ERR_INVALID;
+	if (!(s = malloc(sizeof(*s))))
+		return MPI_T_ERR_MEMORY;
+	s->magic = T_MAGIC;
+	*session = s;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_pvar_session_create)
+
+static bool t_session_ok(MPI_T_pvar_session s)
+{
+	return s && s->magic == T_MAGIC;
+}
+
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!session || !t_session_ok(*session))
+		return MPI_T_ERR_INVALID_SESSION;
+	(*session)->magic = 0;
+	free(*session);
+	*session = MPI_T_PVAR_SESSION_NULL;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_pvar_session_free)
+
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+			     MPI_T_pvar_handle *handle, int *count)
+{
+	(void)pvar_index, (void)obj_handle, (void)handle, (void)count;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	return t_session_ok(session) ? MPI_T_ERR_INVALID_INDEX : MPI_T_ERR_INVALID_SESSION;
+}
+MBMPI_ALIAS(T_pvar_handle_alloc)
+
+/* With no variables there are no handles: only MPI_T_PVAR_ALL_HANDLES, on
+ * a valid session, names something (nothing), for start, stop and reset. */
+static int t_pvar_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bool all_ok)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!t_session_ok(session))
+		return MPI_T_ERR_INVALID_SESSION;
+	return all_ok && handle == MPI_T_PVAR_ALL_HANDLES ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
+{
+	return t_pvar_op(session, handle ? *handle : MPI_T_PVAR_HANDLE_NULL, false);
+}
+MBMPI_ALIAS(T_pvar_handle_free)
+
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+	return t_pvar_op(session, handle, true);
+}
+MBMPI_ALIAS(T_pvar_start)
+
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+	return t_pvar_op(session, handle, true);
+}
+MBMPI_ALIAS(T_pvar_stop)
+
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+	(void)buf;
+	return t_pvar_op(session, handle, false);
+}
+MBMPI_ALIAS(T_pvar_read)
+
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+{
+	(void)buf;
+	return t_pvar_op(session, handle, false);
+}
+MBMPI_ALIAS(T_pvar_write)
+
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+	return t_pvar_op(session, handle, true);
+}
+MBMPI_ALIAS(T_pvar_reset)
+
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+	(void)buf;
+	return t_pvar_op(session, handle, false);
+}
+MBMPI_ALIAS(T_pvar_readreset)
+
+/* ---- Categories: one, holding every control variable ---- */
+
+int PMPI_T_category_get_num(int *num_cat)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!num_cat)
+		return MPI_T_ERR_INVALID;
+	*num_cat = 1;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_num)
+
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
+			     int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cat_index != 0)
+		return MPI_T_ERR_INVALID_INDEX;
+	t_str(t_cat_name, name, name_len);
+	t_str(t_cat_desc, desc, desc_len);
+	if (num_cvars)
+		*num_cvars = T_NCVARS;
+	if (num_pvars)
+		*num_pvars = 0;
+	if (num_categories)
+		*num_categories = 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_info)
+
+int PMPI_T_category_get_index(const char *name, int *cat_index)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!name || !cat_index)
+		return MPI_T_ERR_INVALID;
+	if (strcmp(name, t_cat_name))
+		return MPI_T_ERR_INVALID_NAME;
+	*cat_index = 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_index)
+
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cat_index != 0)
+		return MPI_T_ERR_INVALID_INDEX;
+	if (len < 0 || (len > 0 && !indices))
+		return MPI_T_ERR_INVALID;
+	for (int i = 0; i < len && i < T_NCVARS; i++)
+		indices[i] = i;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_cvars)
+
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
+{
+	(void)indices;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cat_index != 0)
+		return MPI_T_ERR_INVALID_INDEX;
+	return len < 0 ? MPI_T_ERR_INVALID : MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_pvars)
+
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
+{
+	(void)indices;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (cat_index != 0)
+		return MPI_T_ERR_INVALID_INDEX;
+	return len < 0 ? MPI_T_ERR_INVALID : MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_get_categories)
+
+/* The variables and categories never change while the library is loaded. */
+int PMPI_T_category_changed(int *stamp)
+{
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (!stamp)
+		return MPI_T_ERR_INVALID;
+	*stamp = 0;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_category_changed)

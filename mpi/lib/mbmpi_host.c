@@ -22,7 +22,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_TYPE_END };
+enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_SHORT, HE_TYPE_END };
 #define HE_F_SYNC 1u  /* eager: acknowledge after the match */
 #define HE_F_RDMA 2u  /* RTS: raddr/rkey name the data for fi_read */
 #define HE_MAGIC 0x6d68u
@@ -41,12 +41,24 @@ struct he_hdr {
 	uint64_t off;      /* DATA: where the fragment goes */
 };
 
+/* The header of a standard-mode eager message: a quarter of the full one,
+ * so that a small message and its header share a cache line; its length
+ * is the frame's. The receiver reads it as an HE_EAGER header. */
+struct he_short {
+	uint8_t type, flags;
+	uint16_t magic;
+	uint32_t ctx;
+	uint32_t src;
+	int32_t tag;
+};
+
 /* Engine operations: the shared fop (context, request, retry link, RMA
  * fields) and what a frame send needs besides. */
 enum { HE_OP_FRAME = 100, HE_OP_RXBUF, HE_OP_READ };
 struct he_op {
 	struct mbmpi_fop f;
-	struct he_hdr hdr;
+	struct he_hdr hdr;	/* the first hlen bytes go */
+	size_t hlen;
 	const void *payload;
 	size_t plen;
 	struct he_rdv *rdv;   /* READ, and DATA frames: the transfer they belong to */
@@ -166,14 +178,13 @@ static int he_issue(struct he_op *o)
 	switch (f->type) {
 	case HE_OP_FRAME:
 		if (o->plen && he.iov2) {
-			struct iovec iov[2] = {{.iov_base = &o->hdr, .iov_len = sizeof(o->hdr)},
+			struct iovec iov[2] = {{.iov_base = &o->hdr, .iov_len = o->hlen},
 					       {.iov_base = (void *)o->payload, .iov_len = o->plen}};
 			ret = fi_sendv(he.x.ep, iov, NULL, 2, f->addr, &f->ctx);
 		} else if (o->plen) {
-			ret = fi_send(he.x.ep, f->buf, sizeof(o->hdr) + o->plen, NULL, f->addr,
-				      &f->ctx);
+			ret = fi_send(he.x.ep, f->buf, o->hlen + o->plen, NULL, f->addr, &f->ctx);
 		} else {
-			ret = fi_send(he.x.ep, &o->hdr, sizeof(o->hdr), NULL, f->addr, &f->ctx);
+			ret = fi_send(he.x.ep, &o->hdr, o->hlen, NULL, f->addr, &f->ctx);
 		}
 		break;
 	case HE_OP_RXBUF:
@@ -243,19 +254,19 @@ static int he_post(struct he_op *o)
 
 /* A frame: the header, and the payload sent from where it lies (or, for a
  * provider without two-piece sends, from a copy). */
-static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
-		    const void *payload, size_t plen, struct he_rdv *rdv)
+static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t hlen,
+		      const void *payload, size_t plen, struct he_rdv *rdv)
 {
 	struct he_op *o;
 
 	/* Small and nothing queued: injected, done when the call returns. */
-	if (sizeof(*h) + plen <= he.inject && mbu_dlist_empty(&he.retry)) {
-		char buf[sizeof(*h) + plen];
+	if (hlen + plen <= he.inject && mbu_dlist_empty(&he.retry)) {
+		char buf[hlen + plen];
 		ssize_t ret;
 
-		memcpy(buf, h, sizeof(*h));
+		memcpy(buf, h, hlen);
 		if (plen)
-			memcpy(buf + sizeof(*h), payload, plen);
+			memcpy(buf + hlen, payload, plen);
 		ret = fi_inject(he.x.ep, buf, sizeof(buf), addr);
 		if (ret == 0)
 			return MPI_SUCCESS;
@@ -268,25 +279,32 @@ static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
 	o = he_op_new(HE_OP_FRAME, r);
 	if (!o)
 		return MPI_ERR_NO_MEM;
-	o->hdr = *h;
+	memcpy(&o->hdr, h, hlen);
+	o->hlen = hlen;
 	o->payload = payload;
 	o->plen = plen;
 	o->rdv = rdv;
 	o->f.addr = addr;
 	if (plen && !he.iov2) {
-		o->f.buf = malloc(sizeof(*h) + plen);
+		o->f.buf = malloc(hlen + plen);
 		if (!o->f.buf) {
 			o->plen = 0;
 			he_op_free(o);
 			he_req_put(r);
 			return MPI_ERR_NO_MEM;
 		}
-		memcpy(o->f.buf, h, sizeof(*h));
-		memcpy((char *)o->f.buf + sizeof(*h), payload, plen);
+		memcpy(o->f.buf, h, hlen);
+		memcpy((char *)o->f.buf + hlen, payload, plen);
 	}
 	if (rdv)
 		rdv->pending++;
 	return he_post(o);
+}
+
+static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
+		    const void *payload, size_t plen, struct he_rdv *rdv)
+{
+	return he_frame_h(r, addr, h, sizeof(*h), payload, plen, rdv);
 }
 
 /* ---- Set-up ---- */
@@ -423,6 +441,14 @@ static int he_send(struct mbmpi_req *r)
 	int ret;
 
 	r->outstanding++; /* held until everything is posted */
+	if (r->clen <= he.eager && r->mode != MBMPI_SYNC) {
+		struct he_short sh = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = r->ctx,
+				      .src = (uint32_t)c->rank, .tag = r->tag};
+
+		if ((ret = he_frame_h(r, addr, &sh, sizeof(sh), r->cbuf, r->clen, NULL)))
+			r->err = ret;
+		goto out;
+	}
 	if (r->clen <= he.eager) {
 		h.type = HE_EAGER;
 		if (r->mode == MBMPI_SYNC) {
@@ -482,8 +508,8 @@ out:
 
 static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, size_t len)
 {
-	struct he_hdr h = {.type = HE_EAGER, .magic = HE_MAGIC, .ctx = c->ctx,
-			   .src = (uint32_t)c->rank, .tag = tag, .len = len};
+	struct he_short h = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = c->ctx,
+			     .src = (uint32_t)c->rank, .tag = tag};
 	char frame[sizeof(h) + 256];
 	ssize_t ret;
 
@@ -747,6 +773,20 @@ static void he_on_frame(const void *buf, size_t n)
 {
 	struct he_hdr h;
 
+	if (n >= sizeof(struct he_short) && ((const struct he_short *)buf)->type == HE_SHORT) {
+		struct he_short sh;
+
+		memcpy(&sh, buf, sizeof(sh));
+		if (sh.magic != HE_MAGIC || n - sizeof(sh) > he.eager) {
+			he.bad_frames++;
+			return;
+		}
+		h = (struct he_hdr){.type = HE_EAGER, .flags = sh.flags & ~HE_F_SYNC,
+				    .magic = HE_MAGIC, .ctx = sh.ctx, .src = sh.src, .tag = sh.tag,
+				    .len = n - sizeof(sh)};
+		he_on_match_frame(&h, (const char *)buf + sizeof(sh));
+		return;
+	}
 	if (n < sizeof(h)) {
 		he.bad_frames++;
 		return;

@@ -618,6 +618,21 @@ static int dyn_resolve(struct mbmpi_win *w, struct xfer *x)
 
 static int win_acc_locked(struct mbmpi_win *w, const struct xfer *x);
 
+/* The request of a request-based call whose transfer finished before the
+ * call returned. */
+static int done_now(MPI_Request *ureq)
+{
+	struct mbmpi_req *r = mbmpi_req_alloc();
+
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	r->kind = MBMPI_REQ_DONE_NOW;
+	r->complete = true;
+	mbmpi_status_empty(&r->status);
+	*ureq = r;
+	return MPI_SUCCESS;
+}
+
 static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 {
 	struct mbmpi_win *w;
@@ -627,15 +642,8 @@ static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 	if (ureq && (*ureq = MPI_REQUEST_NULL, false))
 		return MPI_SUCCESS;
 	if (x->t == MPI_PROC_NULL) {
-		if (ureq) {
-			if (!(r = mbmpi_req_alloc()))
-				WIN_RET(w, MPI_ERR_NO_MEM);
-			r->kind = MBMPI_REQ_DONE_NOW;
-			r->complete = true;
-			mbmpi_status_empty(&r->status);
-			*ureq = r;
-		}
-		return MPI_SUCCESS;
+		ret = ureq ? done_now(ureq) : MPI_SUCCESS;
+		WIN_RET(w, ret);
 	}
 	if ((ret = win_check_xfer(w, x)))
 		WIN_RET(w, ret);
@@ -644,26 +652,14 @@ static int win_xfer(MPI_Win h, struct xfer *x, MPI_Request *ureq)
 	if ((x->kind == MBMPI_RMA_ATOMIC || x->kind == MBMPI_RMA_FETCH) &&
 	    mbmpi_is_pair(x->td->base) && x->tcount && x->td->size) {
 		ret = win_acc_locked(w, x);
-		if (!ret && ureq) {
-			if (!(r = mbmpi_req_alloc()))
-				WIN_RET(w, MPI_ERR_NO_MEM);
-			r->kind = MBMPI_REQ_DONE_NOW;
-			r->complete = true;
-			mbmpi_status_empty(&r->status);
-			*ureq = r;
-		}
+		if (!ret && ureq)
+			ret = done_now(ureq);
 		WIN_RET(w, ret);
 	}
 	if (direct_ok(w, x)) {
 		ret = win_direct(w, x);
-		if (!ret && ureq) {
-			if (!(r = mbmpi_req_alloc()))
-				WIN_RET(w, MPI_ERR_NO_MEM);
-			r->kind = MBMPI_REQ_DONE_NOW;
-			r->complete = true;
-			mbmpi_status_empty(&r->status);
-			*ureq = r;
-		}
+		if (!ret && ureq)
+			ret = done_now(ureq);
 		WIN_RET(w, ret);
 	}
 	if (!(r = win_req(w, x->t, ureq != NULL)))

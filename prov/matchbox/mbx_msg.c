@@ -179,12 +179,46 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
 	return 0;
 }
 
+/* A checked receive into the match queues (or straight onto a waiting
+ * message). Inlined, so that t_recv's one-buffer case loses the loop. */
+static inline ssize_t rx_post(struct mbx_ep *ep, const struct iovec *iov, size_t cnt, size_t len,
+			      fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			      uint64_t flags, bool tagged)
+{
+	struct mbx_rx *rx;
+	size_t i;
+
+	mbx_lock(ep->dom);
+	rx = mbu_pool_get(&ep->rx_pool);
+	if (!rx) {
+		mbx_ep_progress(ep);
+		mbx_unlock(ep->dom);
+		return -FI_EAGAIN;
+	}
+	rx->context = context;
+	rx->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	rx->opflags = (ep->rx_selective && !(flags & FI_COMPLETION)) ? 0 : FI_COMPLETION;
+	for (i = 0; i < cnt; i++)
+		rx->iov[i] = iov[i];
+	rx->iov_cnt = cnt;
+	rx->total = len;
+	rx->mr_off = 0;
+	rx->multi = flags & FI_MULTI_RECV;
+	rx->posted = false;
+	rx->peer = NULL;
+	rx->m.src = src;
+	rx->m.tag = tagged ? tag & ~ignore : 0;
+	rx->m.ignore = tagged ? ignore : 0;
+	mbx_proto_recv_posted(ep, rx);
+	mbx_unlock(ep->dom);
+	return 0;
+}
+
 static ssize_t recv_common(struct mbx_ep *ep, const struct iovec *iov, size_t cnt,
 			   fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 			   uint64_t flags, bool tagged)
 {
-	struct mbx_rx *rx;
-	size_t len, i;
+	size_t len;
 	ssize_t ret;
 
 	if (flags & ~(uint64_t)MBX_RX_FLAGS)
@@ -217,31 +251,7 @@ static ssize_t recv_common(struct mbx_ep *ep, const struct iovec *iov, size_t cn
 	}
 	if (flags & (FI_PEEK | FI_CLAIM))
 		return peek_claim(ep, iov, cnt, src, tag, ignore, context, flags);
-
-	mbx_lock(ep->dom);
-	rx = mbu_pool_get(&ep->rx_pool);
-	if (!rx) {
-		mbx_ep_progress(ep);
-		mbx_unlock(ep->dom);
-		return -FI_EAGAIN;
-	}
-	rx->context = context;
-	rx->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
-	rx->opflags = (ep->rx_selective && !(flags & FI_COMPLETION)) ? 0 : FI_COMPLETION;
-	for (i = 0; i < cnt; i++)
-		rx->iov[i] = iov[i];
-	rx->iov_cnt = cnt;
-	rx->total = len;
-	rx->mr_off = 0;
-	rx->multi = flags & FI_MULTI_RECV;
-	rx->posted = false;
-	rx->peer = NULL;
-	rx->m.src = src;
-	rx->m.tag = tagged ? tag & ~ignore : 0;
-	rx->m.ignore = tagged ? ignore : 0;
-	mbx_proto_recv_posted(ep, rx);
-	mbx_unlock(ep->dom);
-	return 0;
+	return rx_post(ep, iov, cnt, len, src, tag, ignore, context, flags, tagged);
 }
 
 /* ---- FI_MSG ---- */
@@ -345,15 +355,14 @@ struct fi_ops_msg mbx_msg_ops = {
 /* fi_trecv is the call MPI makes for every receive: one buffer, the
  * endpoint's own flags, an address already resolved. That case is checked
  * and posted here without the general path's iovec and flag handling; any
- * other (or an empty receive pool) takes recv_common, which checks the same
- * things and reports what is wrong. */
+ * other takes recv_common, which checks the same things and reports what
+ * is wrong; both post through rx_post. */
 static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
 		      uint64_t tag, uint64_t ignore, void *context)
 {
 	struct iovec iov = { buf, len };
 	struct mbx_ep *ep = ep_of(fep);
 	const uint64_t need = FI_RECV | FI_TAGGED;
-	struct mbx_rx *rx;
 
 	(void)desc;
 	if (__builtin_expect(ep->enabled && (ep->caps & need) == need &&
@@ -362,30 +371,9 @@ static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_
 		if (!ep->directed)
 			src = FI_ADDR_UNSPEC;
 		if (src == FI_ADDR_UNSPEC ||
-		    (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved)) {
-			mbx_lock(ep->dom);
-			rx = mbu_pool_get(&ep->rx_pool);
-			if (__builtin_expect(rx != NULL, 1)) {
-				rx->context = context;
-				rx->flags = FI_RECV | FI_TAGGED;
-				rx->opflags = (ep->rx_selective && !(ep->rx_op_flags & FI_COMPLETION)) ?
-					      0 : FI_COMPLETION;
-				rx->iov[0] = iov;
-				rx->iov_cnt = 1;
-				rx->total = len;
-				rx->mr_off = 0;
-				rx->multi = false;
-				rx->posted = false;
-				rx->peer = NULL;
-				rx->m.src = src;
-				rx->m.tag = tag & ~ignore;
-				rx->m.ignore = ignore;
-				mbx_proto_recv_posted(ep, rx);
-				mbx_unlock(ep->dom);
-				return 0;
-			}
-			mbx_unlock(ep->dom);
-		}
+		    (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved))
+			return rx_post(ep, &iov, 1, len, src, tag, ignore, context,
+				       ep->rx_op_flags, true);
 	}
 	return recv_common(ep, &iov, 1, src, tag, ignore, context, ep->rx_op_flags, true);
 }

@@ -18,6 +18,7 @@
 #include <rdma/fi_eq.h>
 
 #include "mbu_list.h"
+#include "mbu_ids.h"
 
 #define MBMPI_ALIAS(name) \
 	extern __typeof__(PMPI_##name) MPI_##name \
@@ -134,6 +135,10 @@ struct mbmpi_op {
 	MPI_User_function *fn;
 };
 extern struct mbmpi_op mbmpi_predef_ops[MBMPI_NUM_PREDEF_OPS];
+/* Fills the predefined ops (their kernels and that they commute) at
+ * MPI_Init: every rank must see the same flags before its first reduction,
+ * internal ones included, or ranks pick different algorithms. */
+void mbmpi_ops_init(void);
 static inline struct mbmpi_op *mbmpi_op(MPI_Op h)
 {
 	uintptr_t v = (uintptr_t)h;
@@ -232,6 +237,8 @@ static inline int mbmpi_comm_local_size(const struct mbmpi_comm *c)
 }
 /* Intercommunicators (mbmpi_inter.c). */
 int mbmpi_inter_dup(struct mbmpi_comm *c, MPI_Comm *out);
+int mbmpi_inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct mbmpi_group *rg,
+		     uint32_t ctx, MPI_Comm *out);
 int mbmpi_inter_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *out);
 int mbmpi_inter_create(struct mbmpi_comm *c, struct mbmpi_group *g, MPI_Comm *out);
 void mbmpi_inter_free(struct mbmpi_comm *c);
@@ -472,7 +479,6 @@ struct mbmpi_state {
 	int local_size;
 	char **hosts;              /* world rank -> node name */
 	const struct mbmpi_engine *eng;
-	uint32_t next_ctx;
 	char procname[MPI_MAX_PROCESSOR_NAME];
 	/* buffered sends */
 	char *bbuf;
@@ -534,6 +540,15 @@ int mbmpi_progress(void);
 extern int mbmpi_nbc_live;
 int mbmpi_nbc_progress(void);
 int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req);
+/* Context ids (mbmpi_nbc.c, by the agreement of mbu_ids.h): a new
+ * communicator's, collective over c (both groups of an intercommunicator);
+ * over the members of a stand-in communicator, on tags from `tag`; and
+ * given back when a communicator goes (or was not made after all). */
+extern struct mbu_ids mbmpi_ctx_ids;
+int mbmpi_ctx_get(struct mbmpi_comm *c, uint32_t *ctx);
+int mbmpi_ctx_get_group(struct mbmpi_comm *tmp, int tag, uint32_t *ctx);
+void mbmpi_ctx_put(uint32_t ctx);
+#define CTX_GROUP_TAG(t) (0x60000000 | (((t) & 0xfffff) << 8))
 static inline int mbmpi_poll(void)
 {
 	int n = mbmpi.eng->progress();

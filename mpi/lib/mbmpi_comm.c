@@ -104,7 +104,8 @@ int mbmpi_comm_init(void)
 		return MPI_ERR_NO_MEM;
 	mbmpi_comm_self.addr[0] = waddr[mbmpi.world_rank];
 	strcpy(mbmpi_comm_self.name, "MPI_COMM_SELF");
-	mbmpi.next_ctx = 4;
+	mbu_ids_init(&mbmpi_ctx_ids, 1);	/* world and self */
+	mbmpi_ops_init();
 	mbmpi_attr_universe = mbmpi.world_size;
 	return MPI_SUCCESS;
 }
@@ -123,33 +124,21 @@ void mbmpi_comm_fini(void)
 	mbmpi_comm_world.addr = mbmpi_comm_self.addr = NULL;
 }
 
-/* Collective over `parent`: a context id no member has used. */
-static int mbmpi_new_ctx(struct mbmpi_comm *parent, uint32_t *ctx)
-{
-	int mine = (int)mbmpi.next_ctx, agreed;
-	int ret = mbmpi_allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, parent);
-
-	if (ret)
-		return ret;
-	if ((uint32_t)agreed + 2 > MBMPI_CTX_MAX)
-		return MPI_ERR_INTERN;
-	*ctx = (uint32_t)agreed;
-	mbmpi.next_ctx = (uint32_t)agreed + 2;
-	return MPI_SUCCESS;
-}
-
 int mbmpi_comm_from_group(struct mbmpi_comm *parent, struct mbmpi_group *g, uint32_t ctx,
 				 MPI_Comm *out)
 {
 	struct mbmpi_comm *c;
 
 	if (g->rank == MPI_UNDEFINED) {
+		mbmpi_ctx_put(ctx);
 		mbmpi_group_release(g);
 		*out = MPI_COMM_NULL;
 		return MPI_SUCCESS;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c || mbmpi_comm_make(c, g, ctx)) {
+		mbmpi_ctx_put(ctx);
+		free(c ? c->addr : NULL);
 		free(c);
 		mbmpi_group_release(g);
 		return MPI_ERR_NO_MEM;
@@ -211,7 +200,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return ret;
 	if (c->inter)
 		ret = mbmpi_inter_dup(c, newcomm);
-	else if ((ret = mbmpi_new_ctx(c, &ctx)))
+	else if ((ret = mbmpi_ctx_get(c, &ctx)))
 		return MBMPI_ERR(c, ret);
 	else {
 		c->group->refs++;
@@ -270,10 +259,11 @@ int mbmpi_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *newcomm)
 	vals[2 * c->rank + 1] = key;
 	ret = mbmpi_allgather_int(vals, 2, c);
 	if (!ret)
-		ret = mbmpi_new_ctx(c, &ctx);
+		ret = mbmpi_ctx_get(c, &ctx);
 	if (ret)
 		goto out;
 	if (color == MPI_UNDEFINED) {
+		mbmpi_ctx_put(ctx);
 		*newcomm = MPI_COMM_NULL;
 		goto out;
 	}
@@ -365,11 +355,13 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 		if (!in)
 			return MBMPI_ERR(c, MPI_ERR_GROUP);
 	}
-	if ((ret = mbmpi_new_ctx(c, &ctx)))
+	if ((ret = mbmpi_ctx_get(c, &ctx)))
 		return MBMPI_ERR(c, ret);
 	copy = mbmpi_group_new(g->size);
-	if (!copy)
+	if (!copy) {
+		mbmpi_ctx_put(ctx);
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	}
 	memcpy(copy->world, g->world, sizeof(int) * (size_t)g->size);
 	mbmpi_group_fix_rank(copy);
 	ret = mbmpi_comm_from_group(c, copy, ctx, newcomm);
@@ -392,6 +384,7 @@ bool mbmpi_comm_on_one_node(const struct mbmpi_comm *c)
 
 void mbmpi_comm_destroy(struct mbmpi_comm *c)
 {
+	mbmpi_ctx_put(c->ctx);
 	mbmpi_shm_free(c);
 	mbmpi_hier_free(c);
 	free(c->addr);
@@ -859,7 +852,6 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 {
 	MBMPI_GUARD();
 	struct mbmpi_comm *c;
-	struct mbmpi_req *r;
 	int ret;
 
 	MBMPI_CHECK_INIT();
@@ -867,36 +859,22 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 		return MBMPI_ERR(NULL, ret);
 	if (!req || !newcomm)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	if (!c->inter) {
-		ret = mbmpi_comm_idup(c, newcomm, req);
-		return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
-	}
-	if ((ret = PMPI_Comm_dup(comm, newcomm)))
-		return ret;
-	if (!(r = mbmpi_req_alloc())) {
-		PMPI_Comm_free(newcomm);
-		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
-	}
-	r->kind = MBMPI_REQ_DONE_NOW;
-	r->complete = true;
-	mbmpi_status_empty(&r->status);
-	*req = r;
-	return MPI_SUCCESS;
+	ret = mbmpi_comm_idup(c, newcomm, req);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_idup)
 
-/* Collective over the group's members only: they agree on a context by a
- * gather to the group's first member and a broadcast back, on the parent's
- * collective context with tags drawn from the caller's tag, so that
- * creations by other groups of the same parent do not meet. */
-#define CCG_TAG(t) (0x60000000 | ((t) & 0x0fffffff))
-
+/* Collective over the group's members only: they agree on a context as
+ * any creation does (mbmpi_ctx_get_group), over a stand-in communicator of
+ * the group on the parent's contexts, with tags drawn from the caller's so
+ * that creations by other groups of the same parent do not meet. */
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	MBMPI_GUARD();
 	struct mbmpi_comm *c, tmp;
 	struct mbmpi_group *g = mbmpi_group(group), *copy;
-	int ret, mine, agreed;
+	uint32_t ctx;
+	int ret;
 
 	MBMPI_CHECK_INIT();
 	if ((ret = mbmpi_check_comm(comm, &c)))
@@ -919,56 +897,19 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
 	memcpy(copy->world, g->world, sizeof(int) * (size_t)g->size);
 	mbmpi_group_fix_rank(copy);
-	/* A stand-in communicator over the group that talks on the parent's
-	 * point-to-point context: its collectives run on ctx + 1, the parent's
-	 * collective context, where the tags below keep them apart. */
+	memset(&tmp, 0, sizeof(tmp));
 	if ((ret = mbmpi_comm_make(&tmp, copy, c->ctx))) {
+		free(tmp.addr);
 		mbmpi_group_release(copy);
 		return MBMPI_ERR(c, ret);
 	}
-	mine = (int)mbmpi.next_ctx;
-	agreed = mine;
-	if (tmp.rank == 0) {
-		for (int i = 1; i < tmp.size && !ret; i++) {
-			struct mbmpi_req *r;
-			int v;
-
-			ret = mbmpi_irecv(&v, 1, mbmpi_dt(MPI_INT), i, CCG_TAG(tag), &tmp, c->ctx + 1, &r);
-			if (!ret && !(ret = mbmpi_wait(r, MPI_STATUS_IGNORE)) && v > agreed)
-				agreed = v;
-		}
-		for (int i = 1; i < tmp.size && !ret; i++) {
-			struct mbmpi_req *r;
-
-			ret = mbmpi_isend(&agreed, 1, mbmpi_dt(MPI_INT), i, CCG_TAG(tag) | 0x10000000, &tmp,
-					  c->ctx + 1, MBMPI_STD, &r);
-			if (!ret)
-				ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
-		}
-	} else {
-		struct mbmpi_req *r;
-
-		ret = mbmpi_isend(&mine, 1, mbmpi_dt(MPI_INT), 0, CCG_TAG(tag), &tmp, c->ctx + 1, MBMPI_STD,
-				  &r);
-		if (!ret)
-			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
-		if (!ret)
-			ret = mbmpi_irecv(&agreed, 1, mbmpi_dt(MPI_INT), 0, CCG_TAG(tag) | 0x10000000, &tmp,
-					  c->ctx + 1, &r);
-		if (!ret)
-			ret = mbmpi_wait(r, MPI_STATUS_IGNORE);
-	}
+	ret = mbmpi_ctx_get_group(&tmp, tag, &ctx);
 	free(tmp.addr);
 	if (ret) {
 		mbmpi_group_release(copy);
 		return MBMPI_ERR(c, ret);
 	}
-	if ((uint32_t)agreed + 2 > MBMPI_CTX_MAX) {
-		mbmpi_group_release(copy);
-		return MBMPI_ERR(c, MPI_ERR_INTERN);
-	}
-	mbmpi.next_ctx = (uint32_t)agreed + 2;
-	ret = mbmpi_comm_from_group(c, copy, (uint32_t)agreed, newcomm);
+	ret = mbmpi_comm_from_group(c, copy, ctx, newcomm);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
 MBMPI_ALIAS(Comm_create_group)

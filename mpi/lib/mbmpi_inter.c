@@ -1,8 +1,8 @@
 /*
  * Intercommunicators: two disjoint groups, where every send and receive
  * names a rank of the other group. Creation agrees on a context across
- * both groups (each group's largest unused id, swapped by the two leaders
- * and broadcast in each group) and reserves four ids: the intercomm's
+ * both groups (mbu_ids.h: the masks each group ANDs, swapped by the two
+ * leaders and broadcast in each group) and takes four ids: the intercomm's
  * point-to-point and collective contexts and those of the intracomm over
  * the local group. Dup, split and create on an intercommunicator, merge
  * into an intracommunicator, and the blocking collectives (root given as
@@ -43,43 +43,54 @@ static int inter_swap(struct mbmpi_comm *c, const void *mine, size_t mlen, void 
 	return PMPI_Bcast(theirs, (int)tlen, MPI_BYTE, 0, handle(c->local));
 }
 
-/* A context unused by every member of both groups, given a way to agree
- * within the local group and to swap with the other. */
-static int agree_ctx(struct mbmpi_comm *local, struct mbmpi_comm *inter, int leader,
-		     struct mbmpi_comm *peer, int remote_leader, int tag, uint32_t *ctx)
+/* Intercomm_create's agreement on a context (mbu_ids.h): over the local
+ * group, between the leaders over the peer communicator (the new
+ * intercommunicator does not exist yet), and back over the local group;
+ * blocking, one try after another. */
+static int agree_ctx_peer(struct mbmpi_comm *local, int leader, struct mbmpi_comm *peer,
+			  int remote_leader, int tag, uint32_t *ctx)
 {
-	int mine = (int)mbmpi.next_ctx, lmax, rmax = 0, ret;
+	const int n = MBU_IDS_MSG_WORDS;
+	struct mbu_ids_agree a;
+	uint64_t mine[MBU_IDS_MSG_WORDS], theirs[MBU_IDS_MSG_WORDS];
+	unsigned slot = 0;
+	int ret, r = -EAGAIN;
 
-	if ((ret = mbmpi_allreduce(&mine, &lmax, 1, MPI_INT, MPI_MAX, local)))
-		return ret;
-	if (inter) {
-		if ((ret = inter_swap(inter, &lmax, sizeof(int), &rmax, sizeof(int))))
-			return ret;
-	} else {
+	mbu_ids_begin(&mbmpi_ctx_ids, &a,
+		      ((uint64_t)local->ctx << 32) | 0x40000000u | ((uint32_t)tag & 0x3fffffffu));
+	do {
+		mbu_ids_offer(&mbmpi_ctx_ids, &a);
+		if ((ret = mbmpi_allreduce(a.offer, mine, n, MPI_UINT64_T, MPI_BAND, local)))
+			break;
 		if (local->rank == leader &&
-		    (ret = PMPI_Sendrecv(&lmax, 1, MPI_INT, remote_leader, tag, &rmax, 1, MPI_INT,
-					 remote_leader, tag, handle(peer), MPI_STATUS_IGNORE)))
-			return ret;
-		if ((ret = PMPI_Bcast(&rmax, 1, MPI_INT, leader, handle(local))))
-			return ret;
-	}
-	if (rmax > lmax)
-		lmax = rmax;
-	if ((uint32_t)lmax + 4 > MBMPI_CTX_MAX)
-		return MPI_ERR_INTERN;
-	*ctx = (uint32_t)lmax;
-	mbmpi.next_ctx = (uint32_t)lmax + 4;
+		    (ret = PMPI_Sendrecv(mine, n, MPI_UINT64_T, remote_leader, tag, theirs, n,
+					 MPI_UINT64_T, remote_leader, tag, handle(peer), MPI_STATUS_IGNORE)))
+			break;
+		if ((ret = PMPI_Bcast(theirs, n, MPI_UINT64_T, leader, handle(local))))
+			break;
+		for (int w = 0; w < n; w++)
+			mine[w] &= theirs[w];
+		r = mbu_ids_take(&mbmpi_ctx_ids, &a, mine, &slot);
+	} while (r == -EAGAIN);
+	mbu_ids_end(&mbmpi_ctx_ids, &a);
+	if (ret)
+		return ret;
+	if (r)
+		return MPI_ERR_OTHER;	/* every context is in use */
+	*ctx = slot * 4;
 	return MPI_SUCCESS;
 }
 
 /* The intercomm over lg (containing this process) and rg, on ctx..ctx+3;
- * takes the references to both groups. */
-static int inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct mbmpi_group *rg,
+ * takes the references to both groups, and gives the context back if it
+ * fails. */
+int mbmpi_inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct mbmpi_group *rg,
 		      uint32_t ctx, MPI_Comm *out)
 {
 	struct mbmpi_comm *c = calloc(1, sizeof(*c)), *l = calloc(1, sizeof(*l));
 
 	if (!c || !l || mbmpi_comm_make(c, rg, ctx)) {
+		mbmpi_ctx_put(ctx);
 		free(c ? c->addr : NULL);
 		free(c);
 		free(l);
@@ -91,6 +102,7 @@ static int inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct 
 	 * local group are this process's. */
 	lg->refs++;
 	if (mbmpi_comm_make(l, lg, ctx + 2)) {
+		mbmpi_ctx_put(ctx);
 		free(c->addr);
 		free(c);
 		free(l);
@@ -159,34 +171,33 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 		if (remote_leader < 0 || remote_leader >= p->size || tag < 0)
 			return MBMPI_ERR(l, tag < 0 ? MPI_ERR_TAG : MPI_ERR_RANK);
 	}
-	if ((ret = agree_ctx(l, NULL, local_leader, p, remote_leader, tag, &ctx)))
+	if ((ret = agree_ctx_peer(l, local_leader, p, remote_leader, tag, &ctx)))
 		return MBMPI_ERR(l, ret);
 	/* The leaders swap their groups' sizes, then their members. */
 	sizes[0] = l->size;
-	if (l->rank == local_leader &&
-	    (ret = PMPI_Sendrecv(sizes, 1, MPI_INT, remote_leader, tag, &rsize, 1, MPI_INT,
-				 remote_leader, tag, peer_comm, MPI_STATUS_IGNORE)))
-		return MBMPI_ERR(l, ret);
-	if ((ret = PMPI_Bcast(&rsize, 1, MPI_INT, local_leader, local_comm)))
-		return MBMPI_ERR(l, ret);
-	if (rsize <= 0 || !(rworld = malloc(sizeof(int) * (size_t)rsize)))
-		return MBMPI_ERR(l, rsize <= 0 ? MPI_ERR_INTERN : MPI_ERR_NO_MEM);
-	if (l->rank == local_leader &&
-	    (ret = PMPI_Sendrecv(l->group->world, l->size, MPI_INT, remote_leader, tag, rworld, rsize,
-				 MPI_INT, remote_leader, tag, peer_comm, MPI_STATUS_IGNORE))) {
-		free(rworld);
-		return MBMPI_ERR(l, ret);
-	}
-	if ((ret = PMPI_Bcast(rworld, rsize, MPI_INT, local_leader, local_comm))) {
-		free(rworld);
-		return MBMPI_ERR(l, ret);
-	}
-	rg = group_of(rworld, rsize);
+	rworld = NULL;
+	if (l->rank == local_leader)
+		ret = PMPI_Sendrecv(sizes, 1, MPI_INT, remote_leader, tag, &rsize, 1, MPI_INT,
+				    remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
+	if (!ret)
+		ret = PMPI_Bcast(&rsize, 1, MPI_INT, local_leader, local_comm);
+	if (!ret && (rsize <= 0 || !(rworld = malloc(sizeof(int) * (size_t)rsize))))
+		ret = rsize <= 0 ? MPI_ERR_INTERN : MPI_ERR_NO_MEM;
+	if (!ret && l->rank == local_leader)
+		ret = PMPI_Sendrecv(l->group->world, l->size, MPI_INT, remote_leader, tag, rworld, rsize,
+				    MPI_INT, remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
+	if (!ret)
+		ret = PMPI_Bcast(rworld, rsize, MPI_INT, local_leader, local_comm);
+	rg = ret ? NULL : group_of(rworld, rsize);
 	free(rworld);
-	if (!rg)
-		return MBMPI_ERR(l, MPI_ERR_NO_MEM);
+	if (!ret && !rg)
+		ret = MPI_ERR_NO_MEM;
+	if (ret) {
+		mbmpi_ctx_put(ctx);
+		return MBMPI_ERR(l, ret);
+	}
 	l->group->refs++;
-	ret = inter_make(l, l->group, rg, ctx, newintercomm);
+	ret = mbmpi_inter_make(l, l->group, rg, ctx, newintercomm);
 	/* The local leader's group rank 0 is what the other side's leader
 	 * exchanges with: rank 0 of each group leads from here on. */
 	return ret ? MBMPI_ERR(l, ret) : MPI_SUCCESS;
@@ -198,11 +209,11 @@ int mbmpi_inter_dup(struct mbmpi_comm *c, MPI_Comm *out)
 	uint32_t ctx;
 	int ret;
 
-	if ((ret = agree_ctx(c->local, c, 0, NULL, 0, 0, &ctx)))
+	if ((ret = mbmpi_ctx_get(c, &ctx)))
 		return ret;
 	c->group->refs++;
 	c->rgroup->refs++;
-	return inter_make(c, c->group, c->rgroup, ctx, out);
+	return mbmpi_inter_make(c, c->group, c->rgroup, ctx, out);
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
@@ -228,7 +239,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 	/* The low group first; on a tie, the group whose leader came first in
 	 * MPI_COMM_WORLD, which both sides see alike. */
 	first = mine[0] != theirs[0] ? !mine[0] : mine[1] < theirs[1];
-	if ((ret = agree_ctx(c->local, c, 0, NULL, 0, 0, &ctx)))
+	if ((ret = mbmpi_ctx_get(c, &ctx)))
 		return MBMPI_ERR(c, ret);
 	if (!(g = mbmpi_group_new(c->group->size + c->rgroup->size)))
 		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
@@ -316,7 +327,8 @@ int mbmpi_inter_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *out)
 	int ls = c->group->size, rs = c->rgroup->size, ret;
 	int *lck = malloc(sizeof(int) * 2 * (size_t)ls), *rck = malloc(sizeof(int) * 2 * (size_t)rs);
 	struct mbmpi_group *lg = NULL, *rg = NULL;
-	uint32_t ctx;
+	uint32_t ctx = 0;
+	bool have_ctx = false;
 
 	if (!lck || !rck) {
 		ret = MPI_ERR_NO_MEM;
@@ -326,8 +338,9 @@ int mbmpi_inter_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *out)
 	lck[2 * c->rank + 1] = key;
 	if ((ret = mbmpi_allgather_int(lck, 2, c->local)) ||
 	    (ret = inter_swap(c, lck, sizeof(int) * 2 * (size_t)ls, rck, sizeof(int) * 2 * (size_t)rs)) ||
-	    (ret = agree_ctx(c->local, c, 0, NULL, 0, 0, &ctx)))
+	    (ret = mbmpi_ctx_get(c, &ctx)))
 		goto out;
+	have_ctx = true;
 	*out = MPI_COMM_NULL;
 	if (color == MPI_UNDEFINED)
 		goto out;
@@ -340,9 +353,12 @@ int mbmpi_inter_split(struct mbmpi_comm *c, int color, int key, MPI_Comm *out)
 	/* No partner of this colour on the other side: no communicator. */
 	if (!rg->size)
 		goto out;
-	ret = inter_make(c, lg, rg, ctx, out);
+	ret = mbmpi_inter_make(c, lg, rg, ctx, out);
 	lg = rg = NULL;
+	have_ctx = false;	/* mbmpi_inter_make used it or gave it back */
 out:
+	if (have_ctx)
+		mbmpi_ctx_put(ctx);
 	mbmpi_group_release(lg);
 	mbmpi_group_release(rg);
 	free(lck);
@@ -369,7 +385,7 @@ int mbmpi_inter_create(struct mbmpi_comm *c, struct mbmpi_group *g, MPI_Comm *ou
 	if (!(rworld = malloc(sizeof(int) * (size_t)(rn ? rn : 1))))
 		return MPI_ERR_NO_MEM;
 	if ((ret = inter_swap(c, g->world, sizeof(int) * (size_t)n, rworld, sizeof(int) * (size_t)rn)) ||
-	    (ret = agree_ctx(c->local, c, 0, NULL, 0, 0, &ctx))) {
+	    (ret = mbmpi_ctx_get(c, &ctx))) {
 		free(rworld);
 		return ret;
 	}
@@ -377,17 +393,14 @@ int mbmpi_inter_create(struct mbmpi_comm *c, struct mbmpi_group *g, MPI_Comm *ou
 	lg = group_of(g->world, n);
 	rg = group_of(rworld, rn);
 	free(rworld);
-	if (!lg || !rg) {
+	if (!lg || !rg || lg->rank == MPI_UNDEFINED || !rn || !n) {
+		mbmpi_ctx_put(ctx);
+		ret = lg && rg ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 		mbmpi_group_release(lg);
 		mbmpi_group_release(rg);
-		return MPI_ERR_NO_MEM;
+		return ret;
 	}
-	if (lg->rank == MPI_UNDEFINED || !rn || !n) {
-		mbmpi_group_release(lg);
-		mbmpi_group_release(rg);
-		return MPI_SUCCESS;
-	}
-	return inter_make(c, lg, rg, ctx, out);
+	return mbmpi_inter_make(c, lg, rg, ctx, out);
 }
 
 /* ---- Collectives ---- */

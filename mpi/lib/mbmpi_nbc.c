@@ -55,6 +55,8 @@ struct nbc_sched {
 	int nbufs, cap_bufs;
 	void **bufs;
 	struct mbu_dlist link;
+	void (*fini)(void *arg);	/* run when the schedule is freed */
+	void *fini_arg;
 };
 
 int mbmpi_nbc_live;
@@ -237,6 +239,8 @@ static int run_copy(const struct nbc_step *st)
 
 static void s_free(struct nbc_sched *s)
 {
+	if (s->fini)
+		s->fini(s->fini_arg);
 	for (int i = 0; i < s->n; i++) {
 		if (s->steps[i].dt)
 			mbmpi_dt_release(s->steps[i].dt);
@@ -813,55 +817,179 @@ int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
 }
 MBMPI_ALIAS(Ireduce)
 
-/* Comm_idup: the members agree on a context by an all-reduce of the next
- * unused one each has, then the duplicate is made. Each idup reserves its
- * process's candidate at once, so two outstanding on one process do not
- * offer the same one. */
-struct idup {
+/* ---- Context ids ----
+ *
+ * A new communicator's context is agreed as a schedule (mbu_ids.h has the
+ * protocol): each member offers a mask of contexts, the masks are ANDed
+ * over the members (on an intercommunicator, over both groups), and each
+ * member takes the lowest common one; a try that finds none adds another
+ * try to the schedule. Non-blocking Comm_idup is this schedule with the
+ * communicator made at the end; the blocking calls start it and wait. A
+ * slot of mbu_ids is four contexts: an intracommunicator uses two (point
+ * to point and collectives), an intercommunicator four (its local group's
+ * two besides). */
+struct mbu_ids mbmpi_ctx_ids;
+
+struct ctx_agree {
+	struct nbc_sched *s;
+	struct mbu_ids_agree a;
+	uint64_t all[MBU_IDS_MSG_WORDS];
+	uint32_t *out;			/* where the agreed context goes */
+	int (*then)(struct ctx_agree *d);	/* once agreed: Comm_idup makes its communicator */
 	struct mbmpi_comm *parent;
-	MPI_Comm *out;
-	int mine, agreed;
+	MPI_Comm *newcomm;
 };
 
-static int idup_finish(void *arg)
+#define U64_DT mbmpi_dt(MPI_UINT64_T)
+
+static int ctx_take(void *arg);
+
+static void ctx_try(struct ctx_agree *d)
 {
-	struct idup *d = arg;
-	struct mbmpi_comm *c = d->parent;
+	struct nbc_sched *s = d->s;
+	struct nbc_step *st;
+
+	mbu_ids_offer(&mbmpi_ctx_ids, &d->a);
+	if (s->comm->inter) {
+		/* Each group ANDs to its leader, the leaders swap and AND the
+		 * two, and each leader hands the result to its group. */
+		char *mine = leader(s) ? s_tmp(s, MBU_IDS_MSG_WORDS, U64_DT) : NULL;
+
+		on_local(s, true);
+		b_reduce(s, d->a.offer, mine, MBU_IDS_MSG_WORDS, U64_DT, MPI_BAND, 0);
+		i_swap(s, mine, d->all, MBU_IDS_MSG_WORDS, U64_DT);
+		if (leader(s))
+			s_op(s, mine, d->all, MBU_IDS_MSG_WORDS, U64_DT, MPI_BAND);
+		on_local(s, true);
+		b_bcast(s, d->all, MBU_IDS_MSG_WORDS, U64_DT, 0);
+		on_local(s, false);
+	} else {
+		b_allreduce(s, d->a.offer, d->all, MBU_IDS_MSG_WORDS, U64_DT, MPI_BAND);
+	}
+	s_wait(s);
+	if ((st = s_add(s, S_CALL))) {
+		st->call = ctx_take;
+		st->dst = d;
+	}
+}
+
+static int ctx_take(void *arg)
+{
+	struct ctx_agree *d = arg;
+	unsigned slot;
+	int r = mbu_ids_take(&mbmpi_ctx_ids, &d->a, d->all, &slot);
+
+	if (r == -EAGAIN) {
+		ctx_try(d);
+		return d->s->err;
+	}
+	if (r)
+		return MPI_ERR_OTHER;	/* every context is in use: too many communicators */
+	*d->out = slot * 4;
+	return d->then ? d->then(d) : MPI_SUCCESS;
+}
+
+static void ctx_fini(void *arg)
+{
+	mbu_ids_end(&mbmpi_ctx_ids, &((struct ctx_agree *)arg)->a);
+}
+
+/* A schedule on c (a stand-in communicator too) that agrees on a context,
+ * ordered among agreements by (c's context, seq). */
+static struct ctx_agree *ctx_sched(struct mbmpi_comm *c, uint32_t seq, uint32_t *out)
+{
+	struct nbc_sched *s = s_new(c);
+	struct ctx_agree *d;
+
+	if (!s)
+		return NULL;
+	if (!(d = (struct ctx_agree *)s_tmp(s, sizeof(*d), BYTE_DT))) {
+		s_free(s);
+		return NULL;
+	}
+	memset(d, 0, sizeof(*d));
+	d->s = s;
+	d->out = out;
+	mbu_ids_begin(&mbmpi_ctx_ids, &d->a, ((uint64_t)c->ctx << 32) | seq);
+	s->fini = ctx_fini;
+	s->fini_arg = d;
+	ctx_try(d);
+	return d;
+}
+
+static int ctx_wait(struct ctx_agree *d)
+{
+	MPI_Request req;
 	int ret;
 
-	if ((uint32_t)d->agreed + 2 > MBMPI_CTX_MAX)
-		return MPI_ERR_INTERN;
-	if ((uint32_t)d->agreed + 2 > mbmpi.next_ctx)
-		mbmpi.next_ctx = (uint32_t)d->agreed + 2;
-	c->group->refs++;
-	if ((ret = mbmpi_comm_from_group(c, c->group, (uint32_t)d->agreed, d->out)))
-		return ret;
-	if (c->topo && !(mbmpi_comm(*d->out)->topo = mbmpi_topo_dup(c->topo)))
+	if (!d)
 		return MPI_ERR_NO_MEM;
-	return mbmpi_attr_copy(MBMPI_KV_COMM, (MPI_Comm)c, c->attrs, *d->out, &mbmpi_comm(*d->out)->attrs);
+	if ((ret = s_start(d->s, &req)))
+		return ret;
+	return mbmpi_wait(req, MPI_STATUS_IGNORE);
+}
+
+int mbmpi_ctx_get(struct mbmpi_comm *c, uint32_t *ctx)
+{
+	return ctx_wait(ctx_sched(c, c->nbc_seq, ctx));
+}
+
+/* Over a stand-in communicator of some of c's members (Comm_create_group),
+ * on tags of their own: the other members may be running collectives of c. */
+int mbmpi_ctx_get_group(struct mbmpi_comm *tmp, int tag, uint32_t *ctx)
+{
+	struct ctx_agree *d = ctx_sched(tmp, 0x80000000u | (uint32_t)(tag & 0x3fffff), ctx);
+
+	if (d)
+		d->s->tag = CTX_GROUP_TAG(tag);
+	return ctx_wait(d);
+}
+
+void mbmpi_ctx_put(uint32_t ctx)
+{
+	if (ctx % 4 == 0)
+		mbu_ids_put(&mbmpi_ctx_ids, ctx / 4);
+}
+
+static int idup_finish(struct ctx_agree *d)
+{
+	struct mbmpi_comm *c = d->parent, *n;
+	uint32_t ctx = *d->out;
+	int ret;
+
+	if (c->inter) {
+		c->group->refs++;
+		c->rgroup->refs++;
+		ret = mbmpi_inter_make(c, c->group, c->rgroup, ctx, d->newcomm);
+	} else {
+		c->group->refs++;
+		ret = mbmpi_comm_from_group(c, c->group, ctx, d->newcomm);
+	}
+	if (ret)
+		return ret;
+	n = mbmpi_comm(*d->newcomm);
+	if (c->topo && !(n->topo = mbmpi_topo_dup(c->topo)))
+		return MPI_ERR_NO_MEM;
+	return mbmpi_attr_copy(MBMPI_KV_COMM, (MPI_Comm)c, c->attrs, *d->newcomm, &n->attrs);
 }
 
 int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req)
 {
-	struct nbc_sched *s = s_new(c);
-	struct idup *d;
-	struct nbc_step *st;
+	struct ctx_agree *d;
+	uint32_t *ctx;
 
-	if (!s)
+	/* The context lands in the schedule's own memory, as the caller does
+	 * not wait here. */
+	d = ctx_sched(c, c->nbc_seq, NULL);
+	if (!d)
 		return MPI_ERR_NO_MEM;
-	if (!(d = (struct idup *)s_tmp(s, sizeof(*d), BYTE_DT)))
-		return s->err = MPI_ERR_NO_MEM, s_start(s, req);
+	if (!(ctx = (uint32_t *)s_tmp(d->s, sizeof(*ctx), BYTE_DT)))
+		return s_start(d->s, req);
+	d->out = ctx;
+	d->then = idup_finish;
 	d->parent = c;
-	d->out = newcomm;
-	d->mine = (int)mbmpi.next_ctx;
-	mbmpi.next_ctx += 2;
-	b_allreduce(s, &d->mine, &d->agreed, 1, mbmpi_dt(MPI_INT), MPI_MAX);
-	s_wait(s);
-	if ((st = s_add(s, S_CALL))) {
-		st->call = idup_finish;
-		st->dst = d;
-	}
-	return s_start(s, req);
+	d->newcomm = newcomm;
+	return s_start(d->s, req);
 }
 
 int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,

@@ -147,7 +147,7 @@ static void mbmpi_pair_apply(int type, const void *in, void *io, size_t n, size_
 	}
 }
 
-static void mbmpi_ops_init(void)
+void mbmpi_ops_init(void)
 {
 	static bool done;
 

@@ -216,6 +216,144 @@ static void many(void)
 	}
 }
 
+/* Before this, only some ranks have ever reduced anything: every rank must
+ * still pick the same algorithm for the library's own reductions (a new
+ * context is agreed by one). At 4 ranks, with ranks 1 and 2 the ones that
+ * have, a library that set up its operations lazily hangs here. Runs first
+ * in the program for that reason. */
+static void first_reduction_on_some_ranks(void)
+{
+	MPI_Comm d;
+	int v = 1, w = 2, got = -1;
+
+	if (rank == 1 || rank == 2)
+		CHECK_MPI(MPI_Reduce_local(&v, &w, 1, MPI_INT, MPI_SUM));
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+	v = rank;
+	CHECK_MPI(MPI_Allreduce(&v, &got, 1, MPI_INT, MPI_MAX, d));
+	CHECK(got == size - 1);
+	MPI_Comm_free(&d);
+}
+
+/* Contexts: Comm_idup on every overlapping pair of neighbours at once (a
+ * process in two agreements must not get one context for both), an
+ * intercommunicator's idup that does not wait for the other group, and a
+ * context given back by Comm_free being used again, past the number that
+ * exist. */
+static void contexts(void)
+{
+	MPI_Comm pair[2] = {MPI_COMM_NULL, MPI_COMM_NULL}, dup[2], local, inter, idup;
+	MPI_Request r[2];
+	int n = 0;
+
+	if (size >= 3) {
+		/* pair[0]: with the left neighbour, pair[1]: with the right (ring) */
+		for (int p = 0; p < size; p++) {
+			MPI_Group wg, g;
+			int m[2] = {p, (p + 1) % size};
+			MPI_Comm c;
+
+			MPI_Comm_group(MPI_COMM_WORLD, &wg);
+			MPI_Group_incl(wg, 2, m, &g);
+			CHECK_MPI(MPI_Comm_create(MPI_COMM_WORLD, g, &c));
+			if (p == rank)
+				pair[1] = c;
+			else if ((p + 1) % size == rank)
+				pair[0] = c;
+			MPI_Group_free(&g);
+			MPI_Group_free(&wg);
+		}
+		/* Even ranks start left then right, odd ones right then left. */
+		for (int k = 0; k < 2; k++) {
+			int i = rank % 2 ? 1 - k : k;
+			CHECK_MPI(MPI_Comm_idup(pair[i], &dup[i], &r[i]));
+		}
+		CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+		/* A message to each neighbour on each duplicate: received on the
+		 * right one, as its content says. */
+		{
+			int mine[2], got[2] = {-1, -1};
+			MPI_Request q[4];
+
+			for (int i = 0; i < 2; i++) {
+				int peer;
+
+				MPI_Comm_rank(dup[i], &peer);
+				mine[i] = rank * 10 + i;
+				MPI_Irecv(&got[i], 1, MPI_INT, 1 - peer, 7, dup[i], &q[2 * i]);
+				MPI_Isend(&mine[i], 1, MPI_INT, 1 - peer, 7, dup[i], &q[2 * i + 1]);
+			}
+			CHECK_MPI(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+			CHECK(got[0] == ((rank - 1 + size) % size) * 10 + 1);
+			CHECK(got[1] == ((rank + 1) % size) * 10);
+		}
+		for (int i = 0; i < 2; i++) {
+			MPI_Comm_free(&dup[i]);
+			MPI_Comm_free(&pair[i]);
+		}
+	}
+	if (size >= 2) {
+		/* Group 0 holds its leader in a receive until group 1's members
+		 * have started the idup; they must not wait for group 0 to. */
+		int grp = rank % 2, lr, lsize, rsize, v, sum = -1;
+
+		MPI_Comm_split(MPI_COMM_WORLD, grp, rank, &local);
+		CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - grp, 9, &inter));
+		MPI_Comm_rank(inter, &lr);
+		MPI_Comm_size(inter, &lsize);
+		MPI_Comm_remote_size(inter, &rsize);
+		if (grp == 1) {
+			CHECK_MPI(MPI_Comm_idup(inter, &idup, &r[0]));
+			if (lr == 0)
+				CHECK_MPI(MPI_Send(&lr, 1, MPI_INT, 0, 3, MPI_COMM_WORLD));
+		} else {
+			if (lr == 0)
+				CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK_MPI(MPI_Comm_idup(inter, &idup, &r[0]));
+		}
+		CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+		v = lr;
+		CHECK_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, idup));
+		CHECK(sum == rsize * (rsize - 1) / 2);
+		MPI_Comm_free(&idup);
+		MPI_Comm_free(&inter);
+		MPI_Comm_free(&local);
+	}
+	/* More creations than there are contexts, each freed: all succeed. */
+	for (int i = 0; i < 9000; i++) {
+		MPI_Comm d;
+
+		if (MPI_Comm_dup(MPI_COMM_SELF, &d) != MPI_SUCCESS)
+			break;
+		n++;
+		MPI_Comm_free(&d);
+	}
+	CHECK(n == 9000);
+}
+
+/* As many communicators alive as can be: the one past the last fails
+ * with an error (MPI_ERR_OTHER) under MPI_ERRORS_RETURN, and freeing
+ * them makes room again. */
+static void too_many(void)
+{
+	enum { MAX = 9000 };
+	MPI_Comm *live = malloc(sizeof(*live) * MAX);
+	int n = 0, err = MPI_SUCCESS, cls = -1;
+
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	while (n < MAX && (err = MPI_Comm_dup(MPI_COMM_WORLD, &live[n])) == MPI_SUCCESS)
+		n++;
+	MPI_Error_class(err, &cls);
+	CHECK(n < MAX && n > 8000);
+	CHECK(cls == MPI_ERR_OTHER);
+	while (n > 0)
+		CHECK_MPI(MPI_Comm_free(&live[--n]));
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &live[0]));
+	MPI_Comm_free(&live[0]);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	free(live);
+}
+
 /* Group_range_incl/excl, Comm_create_group over a subset (the others do
  * not call), Comm_idup and Comm_dup_with_info. */
 static void more_constructors(void)
@@ -305,10 +443,13 @@ int main(int argc, char **argv)
 	mt_init(&argc, &argv);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	rank = mt_rank;
+	first_reduction_on_some_ranks();
 	dup_and_isolation();
 	split();
 	groups_and_create();
 	many();
 	more_constructors();
+	contexts();
+	too_many();
 	return mt_finish("t_comm");
 }

@@ -963,7 +963,6 @@ static int he_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 	*flag = 1;
 	st->MPI_SOURCE = (int)u->hdr.src;
 	st->MPI_TAG = u->hdr.tag;
-	st->MPI_ERROR = MPI_SUCCESS;
 	st->mbmpi_cancelled = 0;
 	st->mbmpi_bytes = u->hdr.len;
 	if (claim) {

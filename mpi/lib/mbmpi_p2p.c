@@ -1131,7 +1131,7 @@ static int mbmpi_probe_common(int src, int tag, MPI_Comm comm, int *flag, MPI_Me
 {
 	struct mbmpi_comm *c;
 	struct mbmpi_msg *m = NULL;
-	MPI_Status tmp;
+	MPI_Status tmp = {.MPI_ERROR = MPI_SUCCESS};
 	int ret, spins = 0, f = 0;
 
 	MBMPI_CHECK_INIT();
@@ -1144,8 +1144,12 @@ static int mbmpi_probe_common(int src, int tag, MPI_Comm comm, int *flag, MPI_Me
 	if (st == MPI_STATUS_IGNORE)
 		st = &tmp;
 	if (src == MPI_PROC_NULL) {
+		/* A call that returns one status leaves its error field alone. */
+		int e = st->MPI_ERROR;
+
 		mbmpi_status_empty(st);
 		st->MPI_SOURCE = MPI_PROC_NULL;
+		st->MPI_ERROR = e;
 		if (flag)
 			*flag = 1;
 		if (msg)

@@ -538,7 +538,6 @@ static int te_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 	*flag = 1;
 	st->MPI_SOURCE = (int)(uint32_t)f->rdata;
 	st->MPI_TAG = (int)(f->rtag & MBMPI_TAG_MASK);
-	st->MPI_ERROR = MPI_SUCCESS;
 	st->mbmpi_cancelled = 0;
 	st->mbmpi_bytes = f->rlen;
 	if ((f->rtag & MBMPI_FLAG_LARGE) && te.cq_data64)

@@ -297,10 +297,28 @@ static void probes_and_cancel(void)
 		CHECK(same(in, 20, left) && st.MPI_SOURCE == left);
 	}
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	/* A call that returns one status leaves its MPI_ERROR field as it was. */
+	st.MPI_ERROR = MPI_ERR_DIMS;
 	CHECK_MPI(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
-	CHECK(msg == MPI_MESSAGE_NO_PROC);
+	CHECK(msg == MPI_MESSAGE_NO_PROC && st.MPI_ERROR == MPI_ERR_DIMS);
+	st.MPI_ERROR = MPI_ERR_TOPOLOGY;
 	CHECK_MPI(MPI_Mrecv(buf, 1, MPI_INT, &msg, &st));
-	CHECK(st.MPI_SOURCE == MPI_PROC_NULL);
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == MPI_ERR_TOPOLOGY);
+	st.MPI_ERROR = MPI_ERR_DIMS;
+	CHECK_MPI(MPI_Iprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &st));
+	CHECK(flag && st.MPI_ERROR == MPI_ERR_DIMS);
+	{
+		int one = 1;
+		MPI_Request q;
+
+		CHECK_MPI(MPI_Isend(&one, 1, MPI_INT, mt_rank, 61, MPI_COMM_WORLD, &q));
+		st.MPI_ERROR = MPI_ERR_DIMS;
+		CHECK_MPI(MPI_Probe(mt_rank, 61, MPI_COMM_WORLD, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_SOURCE == mt_rank);
+		CHECK_MPI(MPI_Recv(&one, 1, MPI_INT, mt_rank, 61, MPI_COMM_WORLD, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS);
+		CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	}
 
 	/* Cancel of a receive nobody matches. */
 	CHECK_MPI(MPI_Irecv(buf, 1, MPI_INT, MPI_ANY_SOURCE, 777, MPI_COMM_WORLD, &rq));

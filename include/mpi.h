@@ -764,6 +764,9 @@ MBMPI_FN(int, Comm_remote_size, (MPI_Comm comm, int *size))
 MBMPI_FN(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
 MBMPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
 MBMPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+/* MPI-4.0, as MPICH and Open MPI 5 have it. */
+MBMPI_FN(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+				    MPI_Request *request))
 MBMPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
 MBMPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
 MBMPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))

@@ -539,7 +539,7 @@ int mbmpi_progress(void);
  * polled; with none started the cost is one load. */
 extern int mbmpi_nbc_live;
 int mbmpi_nbc_progress(void);
-int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req);
+int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req);
 /* Context ids (mbmpi_nbc.c, by the agreement of mbu_ids.h): a new
  * communicator's, collective over c (both groups of an intercommunicator);
  * over the members of a stand-in communicator, on tags from `tag`; and

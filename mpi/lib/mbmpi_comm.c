@@ -846,11 +846,9 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 MBMPI_ALIAS(Comm_dup_with_info)
 
 /* Non-blocking: the context agreement is a schedule (mbmpi_nbc.c) and
- * the duplicate appears in *newcomm when the request completes. An
- * intercommunicator is duplicated at once. */
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+ * the duplicate appears in *newcomm when the request completes. */
+static int comm_idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req)
 {
-	MBMPI_GUARD();
 	struct mbmpi_comm *c;
 	int ret;
 
@@ -859,10 +857,27 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 		return MBMPI_ERR(NULL, ret);
 	if (!req || !newcomm)
 		return MBMPI_ERR(c, MPI_ERR_ARG);
-	ret = mbmpi_comm_idup(c, newcomm, req);
+	if (mbmpi_info_check(info))
+		return MBMPI_ERR(c, MPI_ERR_INFO);
+	ret = mbmpi_comm_idup(c, info, newcomm, req);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+	MBMPI_GUARD();
+
+	return comm_idup(comm, MPI_INFO_NULL, newcomm, req);
+}
 MBMPI_ALIAS(Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req)
+{
+	MBMPI_GUARD();
+
+	return comm_idup(comm, info, newcomm, req);
+}
+MBMPI_ALIAS(Comm_idup_with_info)
 
 /* Collective over the group's members only: they agree on a context as
  * any creation does (mbmpi_ctx_get_group), over a stand-in communicator of

@@ -838,6 +838,7 @@ struct ctx_agree {
 	int (*then)(struct ctx_agree *d);	/* once agreed: Comm_idup makes its communicator */
 	struct mbmpi_comm *parent;
 	MPI_Comm *newcomm;
+	MPI_Info info;			/* Comm_idup_with_info's, copied at the call */
 };
 
 #define U64_DT mbmpi_dt(MPI_UINT64_T)
@@ -891,7 +892,11 @@ static int ctx_take(void *arg)
 
 static void ctx_fini(void *arg)
 {
-	mbu_ids_end(&mbmpi_ctx_ids, &((struct ctx_agree *)arg)->a);
+	struct ctx_agree *d = arg;
+
+	mbu_ids_end(&mbmpi_ctx_ids, &d->a);
+	if (d->info != MPI_INFO_NULL)
+		PMPI_Info_free(&d->info);
 }
 
 /* A schedule on c (a stand-in communicator too) that agrees on a context,
@@ -908,6 +913,7 @@ static struct ctx_agree *ctx_sched(struct mbmpi_comm *c, uint32_t seq, uint32_t 
 		return NULL;
 	}
 	memset(d, 0, sizeof(*d));
+	d->info = MPI_INFO_NULL;
 	d->s = s;
 	d->out = out;
 	mbu_ids_begin(&mbmpi_ctx_ids, &d->a, ((uint64_t)c->ctx << 32) | seq);
@@ -970,13 +976,16 @@ static int idup_finish(struct ctx_agree *d)
 	n = mbmpi_comm(*d->newcomm);
 	if (c->topo && !(n->topo = mbmpi_topo_dup(c->topo)))
 		return MPI_ERR_NO_MEM;
+	if (d->info != MPI_INFO_NULL && (ret = PMPI_Comm_set_info(*d->newcomm, d->info)))
+		return ret;
 	return mbmpi_attr_copy(MBMPI_KV_COMM, (MPI_Comm)c, c->attrs, *d->newcomm, &n->attrs);
 }
 
-int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req)
+int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req)
 {
 	struct ctx_agree *d;
 	uint32_t *ctx;
+	int ret;
 
 	/* The context lands in the schedule's own memory, as the caller does
 	 * not wait here. */
@@ -985,6 +994,8 @@ int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Comm *newcomm, MPI_Request *req)
 		return MPI_ERR_NO_MEM;
 	if (!(ctx = (uint32_t *)s_tmp(d->s, sizeof(*ctx), BYTE_DT)))
 		return s_start(d->s, req);
+	if (info != MPI_INFO_NULL && (ret = PMPI_Info_dup(info, &d->info)))
+		d->s->err = ret;
 	d->out = ctx;
 	d->then = idup_finish;
 	d->parent = c;

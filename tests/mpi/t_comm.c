@@ -436,6 +436,21 @@ static void more_constructors(void)
 	CHECK(flag && !strcmp(v, "true"));
 	MPI_Info_free(&got);
 	MPI_Comm_free(&c);
+
+	/* The non-blocking one (MPI-4): the info is copied at the call. */
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+	CHECK_MPI(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &c, &r));
+	MPI_Info_free(&info);
+	CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	CHECK_MPI(MPI_Comm_get_info(c, &got));
+	CHECK_MPI(MPI_Info_get(got, "mpi_assert_no_any_source", sizeof(v) - 1, v, &flag));
+	CHECK(flag && !strcmp(v, "true"));
+	MPI_Info_free(&got);
+	x = 1;
+	CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c));
+	CHECK(x == size);
+	MPI_Comm_free(&c);
 }
 
 int main(int argc, char **argv)

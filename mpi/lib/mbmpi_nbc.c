@@ -52,6 +52,7 @@ struct nbc_sched {
 	struct nbc_step *steps;
 	int nlive, cap_live;
 	struct mbmpi_req **live;
+	int depth;			/* nbc_depth when it started */
 	int nbufs, cap_bufs;
 	void **bufs;
 	struct mbu_dlist link;
@@ -61,7 +62,13 @@ struct nbc_sched {
 
 int mbmpi_nbc_live;
 static struct mbu_dlist nbc_active = { &nbc_active, &nbc_active };
-static bool nbc_busy;
+/* How many frames of schedule progress are under way (the library's lock
+ * makes them one thread's at a time). A step may call back into the program (a user op, an attribute
+ * copy callback as Comm_idup ends), and the callback may start and wait
+ * for schedules of its own; progress from inside a step moves on only
+ * schedules started at that depth or deeper, never the ones whose steps
+ * are running further up. */
+static int nbc_depth;
 
 #define NBC_TAG_BASE 0x100
 #define NBC_TAGS 256
@@ -356,21 +363,20 @@ static void s_finish(struct nbc_sched *s)
 int mbmpi_nbc_progress(void)
 {
 	struct mbu_dlist *it, *tmp;
-	int done = 0;
+	int done = 0, d = nbc_depth;
 
-	/* A user op run by a step may itself poll. */
-	if (nbc_busy)
-		return 0;
-	nbc_busy = true;
+	nbc_depth++;
 	mbu_dlist_foreach_safe(&nbc_active, it, tmp) {
 		struct nbc_sched *s = mbu_container_of(it, struct nbc_sched, link);
 
+		if (s->depth < d)
+			continue;
 		if (s_advance(s)) {
 			s_finish(s);
 			done++;
 		}
 	}
-	nbc_busy = false;
+	nbc_depth--;
 	return done;
 }
 
@@ -380,6 +386,7 @@ static int s_start(struct nbc_sched *s, MPI_Request *out)
 {
 	struct mbmpi_req *r;
 	int err;
+	bool done;
 
 	if (!s)
 		return MPI_ERR_NO_MEM;
@@ -395,13 +402,13 @@ static int s_start(struct nbc_sched *s, MPI_Request *out)
 	mbmpi_status_empty(&r->status);
 	s->req = r;
 	*out = r;
-	nbc_busy = true;
-	if (s_advance(s)) {
-		nbc_busy = false;
+	s->depth = nbc_depth++;
+	done = s_advance(s);
+	nbc_depth--;
+	if (done) {
 		s_finish(s);
 		return MPI_SUCCESS;
 	}
-	nbc_busy = false;
 	mbu_dlist_insert_tail(&s->link, &nbc_active);
 	mbmpi_nbc_live++;
 	return MPI_SUCCESS;

@@ -331,6 +331,47 @@ static void contexts(void)
 	CHECK(n == 9000);
 }
 
+/* A copy callback that makes a communicator: it runs as Comm_idup ends,
+ * from inside the library's progress, and its creation must still finish. */
+static MPI_Comm made_in_copy = MPI_COMM_NULL, made_from = MPI_COMM_NULL;
+
+static int copy_makes_comm(MPI_Comm old, int key, void *extra, void *in, void *out, int *flag)
+{
+	(void)old;
+	(void)key;
+	(void)extra;
+	/* not a dup of the communicator that has the attribute: that would
+	 * call this again */
+	if (MPI_Comm_dup(made_from, &made_in_copy) != MPI_SUCCESS)
+		return MPI_ERR_OTHER;
+	*(void **)out = in;
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+static void creation_in_callback(void)
+{
+	int kv, x = 5, sum = -1, one = 1;
+	MPI_Comm c;
+	MPI_Request r;
+
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &made_from));
+	CHECK_MPI(MPI_Comm_create_keyval(copy_makes_comm, MPI_COMM_NULL_DELETE_FN, &kv, NULL));
+	CHECK_MPI(MPI_Comm_set_attr(MPI_COMM_WORLD, kv, &x));
+	CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &c, &r));
+	CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	CHECK(made_in_copy != MPI_COMM_NULL);
+	if (made_in_copy != MPI_COMM_NULL) {
+		CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, made_in_copy));
+		CHECK(sum == size);
+		MPI_Comm_free(&made_in_copy);
+	}
+	MPI_Comm_free(&c);
+	MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
+	MPI_Comm_free_keyval(&kv);
+	MPI_Comm_free(&made_from);
+}
+
 /* As many communicators alive as can be: the one past the last fails
  * with an error (MPI_ERR_OTHER) under MPI_ERRORS_RETURN, and freeing
  * them makes room again. */
@@ -465,6 +506,7 @@ int main(int argc, char **argv)
 	many();
 	more_constructors();
 	contexts();
+	creation_in_callback();
 	too_many();
 	return mt_finish("t_comm");
 }

@@ -133,6 +133,7 @@ struct mbmpi_op {
 	bool commute;
 	bool fortran;               /* fn is an mbmpi_fuser_fn */
 	MPI_User_function *fn;
+	int refs;                   /* a user op: its handle, and schedules using it */
 };
 extern struct mbmpi_op mbmpi_predef_ops[MBMPI_NUM_PREDEF_OPS];
 /* Fills the predefined ops (their kernels and that they commute) at
@@ -144,6 +145,14 @@ static inline struct mbmpi_op *mbmpi_op(MPI_Op h)
 	uintptr_t v = (uintptr_t)h;
 	return v < MBMPI_NUM_PREDEF_OPS ? &mbmpi_predef_ops[v] : (struct mbmpi_op *)h;
 }
+/* A pending non-blocking reduction keeps its user op alive: the program
+ * may free the op before waiting (MPI_Op_free only drops the handle). */
+static inline void mbmpi_op_retain(MPI_Op h)
+{
+	if ((uintptr_t)h >= MBMPI_NUM_PREDEF_OPS)
+		mbmpi_op(h)->refs++;
+}
+void mbmpi_op_release(MPI_Op h);
 /* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */
 void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
 /* Whether a predefined type index is one of MINLOC/MAXLOC's pair types. */

@@ -180,6 +180,7 @@ static void s_op(struct nbc_sched *s, const void *in, void *inout, int count, st
 	st->dt = d;
 	st->dth = dt_handle(d);
 	st->op = op;
+	mbmpi_op_retain(op);
 	mbmpi_dt_retain(d);
 }
 
@@ -253,6 +254,8 @@ static void s_free(struct nbc_sched *s)
 			mbmpi_dt_release(s->steps[i].dt);
 		if (s->steps[i].ddt)
 			mbmpi_dt_release(s->steps[i].ddt);
+		if (s->steps[i].type == S_OP)
+			mbmpi_op_release(s->steps[i].op);
 	}
 	for (int i = 0; i < s->nbufs; i++)
 		free(s->bufs[i]);

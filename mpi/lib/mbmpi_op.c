@@ -301,6 +301,7 @@ int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
 	o->fn = fn;
 	o->commute = commute != 0;
+	o->refs = 1;
 	*op = o;
 	return MPI_SUCCESS;
 }
@@ -312,9 +313,15 @@ int PMPI_Op_free(MPI_Op *op)
 	if (!op || *op == MPI_OP_NULL || mbmpi_op(*op)->predef ||
 	    (uintptr_t)*op < MBMPI_NUM_PREDEF_OPS)
 		return MBMPI_ERR(NULL, MPI_ERR_OP);
-	free(*op);
+	mbmpi_op_release(*op);
 	*op = MPI_OP_NULL;
 	return MPI_SUCCESS;
+}
+
+void mbmpi_op_release(MPI_Op h)
+{
+	if ((uintptr_t)h >= MBMPI_NUM_PREDEF_OPS && --mbmpi_op(h)->refs == 0)
+		free(mbmpi_op(h));
 }
 MBMPI_ALIAS(Op_free)
 

@@ -194,6 +194,24 @@ static void reductions(void)
 			product(0, rank - 1, j, e);
 			ok &= !memcmp(out[j], e, sizeof(e));
 		}
+		/* The op and the type freed before the wait: the reduction
+		 * still has them (a use after free here shows under ASan). */
+		{
+			MPI_Op tmp_op;
+			MPI_Datatype tmp_t;
+
+			MPI_Op_create(mt_matmul, 0, &tmp_op);
+			MPI_Type_dup(m2, &tmp_t);
+			CHECK_MPI(MPI_Iallreduce(in, out, 3, tmp_t, tmp_op, MPI_COMM_WORLD, &r));
+			CHECK_MPI(MPI_Op_free(&tmp_op));
+			CHECK_MPI(MPI_Type_free(&tmp_t));
+			CHECK(tmp_op == MPI_OP_NULL);
+			wait1(&r);
+			for (int j = 0; j < 3; j++) {
+				product(0, size - 1, j, e);
+				ok &= !memcmp(out[j], e, sizeof(e));
+			}
+		}
 		CHECK(ok);
 		MPI_Type_free(&m2);
 	}

@@ -475,7 +475,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *type)
 		break;
 	case MPI_TYPECLASS_INTEGER:
 		t = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4
-		    : size == 8 ? MPI_INTEGER8 : t;
+		    : size == 8 ? MPI_INTEGER8 : size == 16 ? MPI_INTEGER16 : t;
 		break;
 	case MPI_TYPECLASS_COMPLEX:
 		t = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : t;

@@ -153,6 +153,8 @@ void mbmpi_dtype_init(void)
 	mbmpi_predef_alias(61, "MPI_C_COMPLEX", 26);
 	MBMPI_PAIR_OF(62, float, 14, float, 14, "MPI_2REAL");
 	MBMPI_PAIR_OF(63, double, 15, double, 15, "MPI_2DOUBLE_PRECISION");
+	/* gfortran's INTEGER(16); reductions on it use __int128. */
+	mbmpi_predef_set(64, "MPI_INTEGER16", 16, 16);
 }
 
 int mbmpi_dt_check(MPI_Datatype h)

@@ -79,7 +79,8 @@ static mbmpi_kernel *mbmpi_kern[MBMPI_NUM_PREDEF_OPS][MBMPI_NUM_PREDEF_TYPES];
 	X(24, uint64_t, uint64_t, u64)                            \
 	X(29, MPI_Aint, uintptr_t, aint)                          \
 	X(30, MPI_Offset, unsigned long long, offset)             \
-	X(31, MPI_Count, unsigned long long, count)
+	X(31, MPI_Count, unsigned long long, count)               \
+	X(64, __int128, unsigned __int128, i128)
 
 #define FLOAT_TYPES(X)              \
 	X(14, float, flt)           \

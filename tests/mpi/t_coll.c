@@ -268,7 +268,10 @@ static void all_ops(void)
 	OPS_INT(MPI_Aint, MPI_AINT);
 	OPS_INT(MPI_Offset, MPI_OFFSET);
 	OPS_INT(MPI_Count, MPI_COUNT);
-	OPS_INT(__int128, MPI_INTEGER16);	/* Fortran's INTEGER(16) */
+#ifdef MPI_INTEGER16	/* Fortran's INTEGER(16): absent or null in some MPIs */
+	if (MPI_INTEGER16 != MPI_DATATYPE_NULL)
+		OPS_INT(__int128, MPI_INTEGER16);
+#endif
 	OPS_FLOAT(float, MPI_FLOAT, 1);
 	OPS_FLOAT(double, MPI_DOUBLE, 1);
 	OPS_FLOAT(long double, MPI_LONG_DOUBLE, 1);

@@ -292,6 +292,11 @@ static void contexts(void)
 			MPI_Comm_free(&pair[i]);
 		}
 	}
+	/* T_COMM_SKIP_INTERCOMM: Open MPI 4.1's CM PML over matchbox hangs in
+	 * MPI_Intercomm_create itself (in ompi_comm_nextcid; over tcp or
+	 * tcp;ofi_rxm it does not): a provider interoperation bug, open in
+	 * issue 16. The Open MPI builds of this test skip that part. */
+#ifndef T_COMM_SKIP_INTERCOMM
 	if (size >= 2) {
 		/* Group 0 holds its leader in a receive until group 1's members
 		 * have started the idup; they must not wait for group 0 to. */
@@ -319,7 +324,10 @@ static void contexts(void)
 		MPI_Comm_free(&inter);
 		MPI_Comm_free(&local);
 	}
-	/* More creations than there are contexts, each freed: all succeed. */
+#endif
+	/* More creations than there are contexts, each freed: all succeed.
+	 * (Our number of contexts; other MPIs run this test too.) */
+#ifdef MBMPI_HANDLE
 	for (int i = 0; i < 9000; i++) {
 		MPI_Comm d;
 
@@ -329,6 +337,8 @@ static void contexts(void)
 		MPI_Comm_free(&d);
 	}
 	CHECK(n == 9000);
+#endif
+	(void)n;
 }
 
 /* A copy callback that makes a communicator: it runs as Comm_idup ends,
@@ -372,6 +382,7 @@ static void creation_in_callback(void)
 	MPI_Comm_free(&made_from);
 }
 
+#ifdef MBMPI_HANDLE
 /* As many communicators alive as can be: the one past the last fails
  * with an error (MPI_ERR_OTHER) under MPI_ERRORS_RETURN, and freeing
  * them makes room again. */
@@ -394,6 +405,7 @@ static void too_many(void)
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	free(live);
 }
+#endif
 
 /* Group_range_incl/excl, Comm_create_group over a subset (the others do
  * not call), Comm_idup and Comm_dup_with_info. */
@@ -478,6 +490,7 @@ static void more_constructors(void)
 	MPI_Info_free(&got);
 	MPI_Comm_free(&c);
 
+#if MPI_VERSION >= 4 || defined(MBMPI_HANDLE)	/* ours has it; Open MPI 4.1 does not */
 	/* The non-blocking one (MPI-4): the info is copied at the call. */
 	MPI_Info_create(&info);
 	MPI_Info_set(info, "mpi_assert_no_any_source", "true");
@@ -492,6 +505,7 @@ static void more_constructors(void)
 	CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c));
 	CHECK(x == size);
 	MPI_Comm_free(&c);
+#endif
 }
 
 int main(int argc, char **argv)
@@ -507,6 +521,8 @@ int main(int argc, char **argv)
 	more_constructors();
 	contexts();
 	creation_in_callback();
+#ifdef MBMPI_HANDLE	/* our limit and error class */
 	too_many();
+#endif
 	return mt_finish("t_comm");
 }

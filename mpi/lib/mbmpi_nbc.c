@@ -63,11 +63,11 @@ struct nbc_sched {
 int mbmpi_nbc_live;
 static struct mbu_dlist nbc_active = { &nbc_active, &nbc_active };
 /* How many frames of schedule progress are under way (the library's lock
- * makes them one thread's at a time). A step may call back into the program (a user op, an attribute
- * copy callback as Comm_idup ends), and the callback may start and wait
- * for schedules of its own; progress from inside a step moves on only
- * schedules started at that depth or deeper, never the ones whose steps
- * are running further up. */
+ * makes them one thread's at a time). A step may call back into the
+ * program (a user op, an attribute copy callback as Comm_idup ends), and
+ * the callback may start and wait for schedules of its own; progress from
+ * inside a step moves on only schedules started at that depth or deeper,
+ * never the ones whose steps are running further up. */
 static int nbc_depth;
 
 #define NBC_TAG_BASE 0x100
@@ -844,7 +844,8 @@ struct ctx_agree {
 	struct nbc_sched *s;
 	struct mbu_ids_agree a;
 	uint64_t all[MBU_IDS_MSG_WORDS];
-	uint32_t *out;			/* where the agreed context goes */
+	uint32_t *out;			/* where the agreed context goes: the caller's, or ctx */
+	uint32_t ctx;
 	int (*then)(struct ctx_agree *d);	/* once agreed: Comm_idup makes its communicator */
 	struct mbmpi_comm *parent;
 	MPI_Comm *newcomm;
@@ -925,7 +926,7 @@ static struct ctx_agree *ctx_sched(struct mbmpi_comm *c, uint32_t seq, uint32_t 
 	memset(d, 0, sizeof(*d));
 	d->info = MPI_INFO_NULL;
 	d->s = s;
-	d->out = out;
+	d->out = out ? out : &d->ctx;
 	mbu_ids_begin(&mbmpi_ctx_ids, &d->a, ((uint64_t)c->ctx << 32) | seq);
 	s->fini = ctx_fini;
 	s->fini_arg = d;
@@ -954,7 +955,7 @@ int mbmpi_ctx_get(struct mbmpi_comm *c, uint32_t *ctx)
  * on tags of their own: the other members may be running collectives of c. */
 int mbmpi_ctx_get_group(struct mbmpi_comm *tmp, int tag, uint32_t *ctx)
 {
-	struct ctx_agree *d = ctx_sched(tmp, 0x80000000u | (uint32_t)(tag & 0x3fffff), ctx);
+	struct ctx_agree *d = ctx_sched(tmp, 0x80000000u | (uint32_t)(tag & 0xfffff), ctx);
 
 	if (d)
 		d->s->tag = CTX_GROUP_TAG(tag);
@@ -993,20 +994,14 @@ static int idup_finish(struct ctx_agree *d)
 
 int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req)
 {
-	struct ctx_agree *d;
-	uint32_t *ctx;
+	/* The caller does not wait: the context lands in d->ctx. */
+	struct ctx_agree *d = ctx_sched(c, c->nbc_seq, NULL);
 	int ret;
 
-	/* The context lands in the schedule's own memory, as the caller does
-	 * not wait here. */
-	d = ctx_sched(c, c->nbc_seq, NULL);
 	if (!d)
 		return MPI_ERR_NO_MEM;
-	if (!(ctx = (uint32_t *)s_tmp(d->s, sizeof(*ctx), BYTE_DT)))
-		return s_start(d->s, req);
 	if (info != MPI_INFO_NULL && (ret = PMPI_Info_dup(info, &d->info)))
 		d->s->err = ret;
-	d->out = ctx;
 	d->then = idup_finish;
 	d->parent = c;
 	d->newcomm = newcomm;

@@ -254,6 +254,11 @@ int mbx_eq_write_err(struct fid_eq *eq, const struct fi_eq_err_entry *e);
 struct mbx_av_entry {
 	struct mbx_addr addr;		/* valid once resolved */
 	struct mbx_sockname sn;		/* the listener address it was inserted by */
+	/* The entry incoming messages from this address are reported under and
+	 * directed receives match on: the first live insert of the address.
+	 * Programs insert one peer twice (Open MPI does for intercommunicator
+	 * peers) and then receive from either fi_addr_t. Valid once resolved. */
+	fi_addr_t canon;
 	bool has_sn;
 	bool resolved;
 	bool valid;

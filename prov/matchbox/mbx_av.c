@@ -45,7 +45,10 @@ static struct rev_slot *rev_find(struct mbx_av_rev *r, uint64_t k0, uint64_t k1)
 	return &r->s[i];
 }
 
-static int rev_put(struct mbx_av_rev *r, uint64_t k0, uint64_t k1, fi_addr_t idx)
+/* Records idx for an address unless a live entry has it already; *canon
+ * gets the entry that keeps it. */
+static int rev_put(struct mbx_av_rev *r, uint64_t k0, uint64_t k1, fi_addr_t idx,
+		   fi_addr_t *canon)
 {
 	struct rev_slot *s;
 
@@ -65,14 +68,17 @@ static int rev_put(struct mbx_av_rev *r, uint64_t k0, uint64_t k1, fi_addr_t idx
 		*r = n;
 	}
 	s = rev_find(r, k0, k1);
-	if (s->used && s->idx != FI_ADDR_NOTAVAIL)
-		return 0;	/* the first live insert of an address keeps it */
+	if (s->used && s->idx != FI_ADDR_NOTAVAIL) {
+		*canon = s->idx;	/* the first live insert of an address keeps it */
+		return 0;
+	}
 	if (!s->used)
 		r->used++;
 	s->used = true;
 	s->k0 = k0;
 	s->k1 = k1;
 	s->idx = idx;
+	*canon = idx;
 	return 0;
 }
 
@@ -163,7 +169,8 @@ int mbx_av_resolve_locked(struct mbx_av *av, fi_addr_t a)
 		return 0;
 	if (ret)
 		return ret == -FI_ETIMEDOUT ? -FI_EHOSTUNREACH : ret;
-	ret = rev_put(rev_of(av), mbx_addr_k0(&full), mbx_addr_k1(&full), a);
+	ret = rev_put(rev_of(av), mbx_addr_k0(&full), mbx_addr_k1(&full), a,
+		      &av->tab[a].canon);
 	if (ret)
 		return ret;
 	av->tab[a].addr = full;
@@ -199,7 +206,7 @@ static int av_commit(struct mbx_av *av, struct av_in *in, size_t count, fi_addr_
 
 		if (!in[i].err && in[i].resolved)
 			in[i].err = rev_put(rev_of(av), mbx_addr_k0(&in[i].a),
-					    mbx_addr_k1(&in[i].a), idx);
+					    mbx_addr_k1(&in[i].a), idx, &av->tab[idx].canon);
 		if (errs)
 			errs[i] = -in[i].err;
 		if (in[i].err) {
@@ -346,6 +353,26 @@ static int av_insertsym(struct fid_av *fav, const char *node, size_t nodecnt,
 	return ret;
 }
 
+/* The entry that kept an address was removed: a later live insert of the same
+ * address takes over, and every live copy is reported under it, so a directed
+ * receive on a copy still matches. Removal is rare; a scan is fine. */
+static fi_addr_t rehome(struct mbx_av *av, const struct mbx_addr *a)
+{
+	fi_addr_t i, to = FI_ADDR_NOTAVAIL;
+
+	for (i = 0; i < av->count; i++) {
+		struct mbx_av_entry *e = &av->tab[i];
+
+		if (!e->valid || !e->resolved || mbx_addr_k0(&e->addr) != mbx_addr_k0(a) ||
+		    mbx_addr_k1(&e->addr) != mbx_addr_k1(a))
+			continue;
+		if (to == FI_ADDR_NOTAVAIL)
+			to = i;
+		e->canon = to;
+	}
+	return to;
+}
+
 static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 {
 	struct mbx_av *av = mbu_container_of(fav, struct mbx_av, av);
@@ -366,9 +393,9 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint6
 		struct rev_slot *s = rev_find(rev_of(av), mbx_addr_k0(&e->addr),
 					      mbx_addr_k1(&e->addr));
 
-		if (e->resolved && s->used && s->idx == fi_addr[i])
-			s->idx = FI_ADDR_NOTAVAIL;
 		e->valid = false;
+		if (e->resolved && s->used && s->idx == fi_addr[i])
+			s->idx = rehome(av, &e->addr);
 	}
 	av->gen++;
 	mbx_unlock(av->dom);

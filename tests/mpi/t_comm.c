@@ -292,11 +292,6 @@ static void contexts(void)
 			MPI_Comm_free(&pair[i]);
 		}
 	}
-	/* T_COMM_SKIP_INTERCOMM: Open MPI 4.1's CM PML over matchbox hangs in
-	 * MPI_Intercomm_create itself (in ompi_comm_nextcid; over tcp or
-	 * tcp;ofi_rxm it does not): a provider interoperation bug, open in
-	 * issue 16. The Open MPI builds of this test skip that part. */
-#ifndef T_COMM_SKIP_INTERCOMM
 	if (size >= 2) {
 		/* Group 0 holds its leader in a receive until group 1's members
 		 * have started the idup; they must not wait for group 0 to. */
@@ -324,7 +319,6 @@ static void contexts(void)
 		MPI_Comm_free(&inter);
 		MPI_Comm_free(&local);
 	}
-#endif
 	/* More creations than there are contexts, each freed: all succeed.
 	 * (Our number of contexts; other MPIs run this test too.) */
 #ifdef MBMPI_HANDLE

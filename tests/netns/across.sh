@@ -410,8 +410,7 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
 	ompibin=$tmpd/ompi
 	mkdir -p "$ompibin"
 	for t in t_p2p t_coll t_comm t_dtype t_errors; do
-		# T_COMM_SKIP_INTERCOMM: see t_comm.c (Intercomm_create under CM hangs).
-		mpicc.openmpi -O1 -DT_COMM_SKIP_INTERCOMM -I"$here/../mpi" -o "$ompibin/$t" \
+			mpicc.openmpi -O1 -I"$here/../mpi" -o "$ompibin/$t" \
 			"$here/../mpi/$t.c" || exit 1
 	done
 	# Without MPI_Compare_and_swap: see T_OSC_SKIP_CAS in t_osc.c.

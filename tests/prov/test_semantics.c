@@ -1,7 +1,7 @@
 /* Completion semantics through the public API, on endpoints that send to
  * themselves: counters, selective completion, FI_DELIVERY_COMPLETE (a send
  * completes only once its receive has taken the data), FI_SOURCE, remote CQ
- * data on untagged messages, clean-up of segments left by dead processes,
+ * data on untagged messages, one address inserted twice, clean-up of segments left by dead processes,
  * and FI_THREAD_SAFE endpoints driven by several threads at once. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -191,6 +191,53 @@ Test(semantics, source_address_and_cq_data, .timeout = 30)
 		cr_assert_eq(e[i].data, 0x5eed);
 		cr_assert_eq(src[i], s.me, "FI_SOURCE must name the sender");
 	}
+	close_self(&s);
+}
+
+/* One peer inserted twice: Open MPI does this for the remote side of an
+ * intercommunicator and then posts directed receives on the second fi_addr_t.
+ * Both entries must receive what that peer sends, and removing the first must
+ * leave the second working. */
+Test(semantics, address_inserted_twice, .timeout = 30)
+{
+	struct fi_cq_tagged_entry e[2];
+	fi_addr_t src[2], again, lookup;
+	char name[64], buf[16];
+	size_t len = sizeof(name);
+	struct self s;
+	int got = 0;
+
+	open_self(&s, 0, false, FI_THREAD_DOMAIN);
+	cr_assert_eq(fi_getname(&s.ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(s.av, name, 1, &again, 0, NULL), 1);
+	cr_assert_neq(again, s.me);
+
+	cr_assert_eq(fi_trecv(s.ep, buf, sizeof(buf), NULL, again, 7, 0, buf), 0);
+	cr_assert_eq(fi_tsend(s.ep, "one", 4, NULL, s.me, 7, NULL), 0);
+	cr_assert_eq(drain(&s, e, 2, src, 2.0), 2, "a directed receive on the copy must match");
+	for (int i = 0; i < 2; i++)
+		if (e[i].op_context == buf) {
+			cr_assert_str_eq(buf, "one");
+			cr_assert_eq(src[i], s.me, "reported under the first insert");
+			got++;
+		}
+	cr_assert_eq(got, 1);
+
+	cr_assert_eq(fi_av_remove(s.av, &s.me, 1, 0), 0);
+	len = sizeof(name);
+	cr_assert_eq(fi_av_lookup(s.av, again, name, &len), 0, "the copy outlives the original");
+	memset(buf, 0, sizeof(buf));
+	cr_assert_eq(fi_trecv(s.ep, buf, sizeof(buf), NULL, again, 8, 0, buf), 0);
+	cr_assert_eq(fi_tsend(s.ep, "two", 4, NULL, again, 8, NULL), 0);
+	cr_assert_eq(drain(&s, e, 2, src, 2.0), 2);
+	for (int i = 0; i < 2; i++)
+		if (e[i].op_context == buf) {
+			cr_assert_str_eq(buf, "two");
+			cr_assert_eq(src[i], again, "the copy now names the peer");
+		}
+	lookup = s.me;
+	cr_assert_neq(fi_tsend(s.ep, "x", 2, NULL, lookup, 8, NULL), 0, "the removed entry stays dead");
+	s.me = again;
 	close_self(&s);
 }
 

@@ -75,6 +75,7 @@ struct mbx_params {
 	size_t unexp_max;
 	size_t nt_min;
 	int spin_us;
+	size_t auto_nap_us;	/* FI_PROGRESS_AUTO's poll interval where it cannot sleep */
 	enum mbx_large_proto large_proto;
 	char job[32];
 	/* the net wire (mbx_net.c) */
@@ -202,6 +203,13 @@ struct mbx_domain {
 	size_t kt_size;
 	char kt_name[MBX_KT_NAME_MAX];
 	bool kt_failed;		/* could not be made: initiators use frames */
+	/* FI_PROGRESS_AUTO (mbx_auto.c): the progress thread, the endpoint
+	 * whose doorbell it sleeps on, and the condition it naps and hands
+	 * that endpoint back on (with the lock above). */
+	pthread_t auto_tid;
+	pthread_cond_t auto_cv;
+	struct mbx_ep *auto_ep;
+	bool auto_on, auto_stop;
 };
 
 #define MBX_MR_TOMB ((struct mbx_mr *)1)	/* a deleted slot of struct mbx_mr_table */
@@ -625,6 +633,11 @@ struct mbx_ep {
 int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		void *context);
 void mbx_ep_progress(struct mbx_ep *ep);
+/* mbx_auto.c */
+extern _Thread_local bool mbx_auto_thread;
+int mbx_auto_start(struct mbx_domain *d);
+void mbx_auto_stop(struct mbx_domain *d);
+void mbx_auto_forget(struct mbx_ep *ep);
 void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns);
 extern struct fi_ops_msg mbx_msg_ops;
 extern struct fi_ops_tagged mbx_tagged_ops;

@@ -90,8 +90,6 @@ static bool check_hints(uint32_t version, const struct fi_info *h)
 
 		if (d->name && strcmp(d->name, MBX_DOMAIN_NAME))
 			REFUSE("domain %s unknown\n", d->name);
-		if (d->data_progress == FI_PROGRESS_AUTO)
-			REFUSE("data progress is manual only\n");
 		if (d->cq_data_size > MBX_CQ_DATA_SIZE)
 			REFUSE("cq_data_size %zu > 8\n", d->cq_data_size);
 		/* tx/rx_ctx_cnt count the domain's queues over all its
@@ -235,7 +233,10 @@ static struct fi_info *build_info(uint32_t version, const struct fi_info *h)
 	fi->domain_attr->control_progress = h && h->domain_attr &&
 					    h->domain_attr->control_progress == FI_PROGRESS_MANUAL ?
 					    FI_PROGRESS_MANUAL : FI_PROGRESS_AUTO;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	/* Manual unless asked: the progress thread costs every call a lock. */
+	fi->domain_attr->data_progress = h && h->domain_attr &&
+					 h->domain_attr->data_progress == FI_PROGRESS_AUTO ?
+					 FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))

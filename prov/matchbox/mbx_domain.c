@@ -11,6 +11,7 @@ static int domain_close(struct fid *fid)
 
 	if (atomic_load(&d->refs))
 		return -FI_EBUSY;
+	mbx_auto_stop(d);
 	atomic_fetch_sub(&d->fab->refs, 1);
 	pthread_mutex_destroy(&d->lock);
 	mbx_kt_close(d);
@@ -92,8 +93,6 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, MBX_DOMAIN_NAME))
 		return -FI_EINVAL;
-	if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		return -FI_ENODATA;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
@@ -103,9 +102,11 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	/* The progress thread is a second caller whatever the program promised. */
 	d->locking = !info->domain_attr ||
 		     info->domain_attr->threading == FI_THREAD_SAFE ||
-		     info->domain_attr->threading == FI_THREAD_UNSPEC;
+		     info->domain_attr->threading == FI_THREAD_UNSPEC ||
+		     info->domain_attr->data_progress == FI_PROGRESS_AUTO;
 	d->fab = fab;
 	/* FI_MR_BASIC (the old API) means provider keys and virtual addresses. */
 	mbu_dlist_init(&d->eps);
@@ -119,6 +120,13 @@ int mbx_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d->domain.fid.ops = &domain_fi_ops;
 	d->domain.ops = &domain_ops;
 	d->domain.mr = &mbx_mr_ops;
+	if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO &&
+	    mbx_auto_start(d)) {
+		fi_freeinfo(d->info);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return -FI_EOTHER;
+	}
 	atomic_fetch_add(&fab->refs, 1);
 	*domain = &d->domain;
 	return 0;

@@ -144,6 +144,7 @@ static int ep_close(struct fid *fid)
 	int i;
 
 	mbx_lock(d);
+	mbx_auto_forget(ep);
 	mbx_wake_detach(ep);
 	if (ep->tx_cq) {
 		detach(ep->tx_cq->eps, &ep->tx_cq->neps, ep);
@@ -316,7 +317,7 @@ static int ep_enable(struct mbx_ep *ep)
 	if ((ep->caps & FI_RECV) && !ep->rx_cq && !ep->rx_cntr)
 		return -FI_ENOCQ;
 	if (ep->seg)
-		atomic_store_explicit(&ep->seg->waitable,
+		atomic_store_explicit(&ep->seg->waitable, ep->dom->auto_on ||
 				      sleeps(ep->tx_cq ? ep->tx_cq->wait_obj : FI_WAIT_NONE) ||
 				      sleeps(ep->rx_cq ? ep->rx_cq->wait_obj : FI_WAIT_NONE) ||
 				      sleeps(ep->tx_cntr ? ep->tx_cntr->wait_obj : FI_WAIT_NONE) ||

@@ -24,6 +24,7 @@ struct mbx_params mbx_param = {
 	.unexp_max = 256 * 1024 * 1024,
 	.nt_min = 8 * 1024 * 1024,
 	.spin_us = 50,
+	.auto_nap_us = 100,
 	.large_proto = MBX_LARGE_AUTO,
 	.net = true,
 	.conn_mode = MBX_CONN_ADAPTIVE,
@@ -108,6 +109,9 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "mr_cache_max_size", FI_PARAM_SIZE_T,
 			"Bytes of memory the registration cache keeps registered per endpoint (default: %zu)",
 			mbx_param.mr_cache_max_size);
+	fi_param_define(&mbx_prov, "auto_nap_us", FI_PARAM_SIZE_T,
+			"With FI_PROGRESS_AUTO, microseconds the progress thread waits between polls when it cannot sleep on a doorbell (several endpoints, or net peers) (default: %zu)",
+			mbx_param.auto_nap_us);
 	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
 			"Attempts before a silent peer is declared lost (default: %zu)",
 			mbx_param.net_tries);
@@ -129,6 +133,7 @@ static void net_params(void)
 		else
 			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_CONN_MODE=%s unknown; using adaptive\n", mode);
 	}
+	get_size("auto_nap_us", &mbx_param.auto_nap_us, 1, 1000000);
 	get_size("conn_threshold", &mbx_param.conn_threshold, 0, 1 << 30);
 	get_size("conn_idle_ms", &mbx_param.conn_idle_ms, 0, 1 << 30);
 	get_size("conn_max", &mbx_param.conn_max, 0, 1 << 30);

@@ -2114,7 +2114,7 @@ void mbx_ep_progress(struct mbx_ep *ep)
 
 	if (__builtin_expect(!ep->enabled, 0))
 		return;
-	if (__builtin_expect(ep->armed, 0))
+	if (__builtin_expect(ep->armed, 0) && !mbx_auto_thread)
 		mbx_ep_disarm(ep);	/* the caller is back from its descriptors */
 	if (atomic_load_explicit(&ep->seg->claims, memory_order_relaxed) != ep->claims_seen)
 		discover_slots(ep);

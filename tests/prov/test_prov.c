@@ -68,7 +68,7 @@ Test(getinfo, honours_and_refuses_hints, .timeout = 30)
 	cr_assert_eq(getinfo_with(want_rma), 0);
 	cr_assert_eq(getinfo_with(want_collective), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_msg_ep), -FI_ENODATA);
-	cr_assert_eq(getinfo_with(want_auto), -FI_ENODATA);
+	cr_assert_eq(getinfo_with(want_auto), 0);
 	cr_assert_eq(getinfo_with(want_big_inject), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_big_tx), -FI_ENODATA);
 	cr_assert_eq(getinfo_with(want_ib_addr), -FI_ENODATA);

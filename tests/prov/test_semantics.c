@@ -1,7 +1,8 @@
 /* Completion semantics through the public API, on endpoints that send to
  * themselves: counters, selective completion, FI_DELIVERY_COMPLETE (a send
  * completes only once its receive has taken the data), FI_SOURCE, remote CQ
- * data on untagged messages, one address inserted twice, clean-up of segments left by dead processes,
+ * data on untagged messages, one address inserted twice, automatic
+ * progress, clean-up of segments left by dead processes,
  * and FI_THREAD_SAFE endpoints driven by several threads at once. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -33,7 +34,8 @@ struct self {
 	fi_addr_t me;
 };
 
-static void open_self(struct self *s, uint64_t cq_flags, bool cntrs, enum fi_threading thr)
+static void open_progress(struct self *s, uint64_t cq_flags, bool cntrs, enum fi_threading thr,
+			  enum fi_progress progress)
 {
 	struct fi_info *h = fi_allocinfo();
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC };
@@ -47,7 +49,10 @@ static void open_self(struct self *s, uint64_t cq_flags, bool cntrs, enum fi_thr
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = FI_TAGGED | FI_MSG | FI_SOURCE | FI_DIRECTED_RECV;
 	h->domain_attr->threading = thr;
+	h->domain_attr->data_progress = progress;
 	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &s->fi), 0);
+	cr_assert_eq(s->fi->domain_attr->data_progress,
+		     progress == FI_PROGRESS_AUTO ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL);
 	fi_freeinfo(h);
 	cr_assert_eq(fi_fabric(s->fi->fabric_attr, &s->fabric, NULL), 0);
 	cr_assert_eq(fi_domain(s->fabric, s->fi, &s->domain, NULL), 0);
@@ -65,6 +70,11 @@ static void open_self(struct self *s, uint64_t cq_flags, bool cntrs, enum fi_thr
 	cr_assert_eq(fi_enable(s->ep), 0);
 	cr_assert_eq(fi_getname(&s->ep->fid, name, &len), 0);
 	cr_assert_eq(fi_av_insert(s->av, name, 1, &s->me, 0, NULL), 1);
+}
+
+static void open_self(struct self *s, uint64_t cq_flags, bool cntrs, enum fi_threading thr)
+{
+	open_progress(s, cq_flags, cntrs, thr, FI_PROGRESS_UNSPEC);
 }
 
 static void close_self(struct self *s)
@@ -239,6 +249,61 @@ Test(semantics, address_inserted_twice, .timeout = 30)
 	cr_assert_neq(fi_tsend(s.ep, "x", 2, NULL, lookup, 8, NULL), 0, "the removed entry stays dead");
 	s.me = again;
 	close_self(&s);
+}
+
+/* Sends 4 MiB from a to b, whose receive is posted, and polls only a's CQ:
+ * the send completes only if b's side moves without b's calls. */
+static bool send_completes_unattended(struct self *a, struct self *b, char *src, char *dst,
+				      size_t n)
+{
+	char name[64];
+	size_t len = sizeof(name);
+	struct fi_cq_tagged_entry e;
+	fi_addr_t to;
+
+	cr_assert_eq(fi_getname(&b->ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(a->av, name, 1, &to, 0, NULL), 1);
+	cr_assert_eq(fi_trecv(b->ep, dst, n, NULL, FI_ADDR_UNSPEC, 5, 0, dst), 0);
+	cr_assert_eq(fi_tsend(a->ep, src, n, NULL, to, 5, src), 0);
+	return drain(a, &e, 1, NULL, 2.0) == 1 && e.op_context == src;
+}
+
+/* FI_PROGRESS_AUTO: the receiver of a large message makes no call at all,
+ * and its progress thread still pulls the data, so the sender's send
+ * completes. The same with manual progress does not (the control). */
+Test(semantics, auto_progress_moves_data_without_calls, .timeout = 60)
+{
+	const size_t n = 4 << 20;
+	char *src = malloc(n), *dst = calloc(1, n);
+	struct fi_cq_tagged_entry e;
+	struct self a, b;
+
+	cr_assert(src && dst);
+	for (size_t i = 0; i < n; i++)
+		src[i] = (char)(i * 7 + 1);
+	open_self(&a, 0, false, FI_THREAD_DOMAIN);
+	open_progress(&b, 0, false, FI_THREAD_DOMAIN, FI_PROGRESS_MANUAL);
+	cr_assert_not(send_completes_unattended(&a, &b, src, dst, n),
+		      "with manual progress the receiver's calls move the data");
+	for (int got = 0, tries = 0; got < 2; tries++) {	/* now b calls, and it moves */
+		cr_assert(tries < 100000, "the manual transfer never finished");
+		got += fi_cq_read(a.cq, &e, 1) == 1;
+		got += fi_cq_read(b.cq, &e, 1) == 1;
+	}
+	close_self(&b);
+
+	memset(dst, 0, n);
+	open_progress(&b, 0, false, FI_THREAD_DOMAIN, FI_PROGRESS_AUTO);
+	cr_assert(send_completes_unattended(&a, &b, src, dst, n),
+		  "the progress thread must pull the data");
+	cr_assert(memcmp(src, dst, n) == 0);
+	cr_assert_eq(drain(&b, &e, 1, NULL, 2.0), 1);
+	cr_assert_eq(e.op_context, dst);
+	cr_assert_eq(e.len, n);
+	close_self(&b);	/* while its thread may sleep on the doorbell */
+	close_self(&a);
+	free(src);
+	free(dst);
 }
 
 Test(semantics, stale_segments_are_removed, .timeout = 30)

@@ -463,6 +463,9 @@ struct mbmpi_fab {
 /* RDM hints both engines start from: contexts, table AV, SAS order,
  * provider-chosen keys; NULL when out of memory. */
 struct fi_info *mbmpi_fab_hints(const char *prov, uint64_t caps);
+/* fi_getinfo with those hints; automatic progress, when asked for and not
+ * offered, is dropped with a warning rather than failing the job. */
+int mbmpi_fab_getinfo(struct fi_info *hints, struct fi_info **info);
 int mbmpi_fab_open(struct mbmpi_fab *x, const char *who, enum fi_cq_format format);
 int mbmpi_fab_getname(struct mbmpi_fab *x, void *addr, size_t *len);
 int mbmpi_fab_insert(struct mbmpi_fab *x, const void *addrs, int n, fi_addr_t *out);
@@ -498,6 +501,7 @@ struct mbmpi_state {
 	size_t max_msg;            /* engine-level message limit; larger ones are chunked */
 	size_t coll_shm;           /* node-local collectives: largest region (0: never) */
 	bool coll_hier;            /* collectives across nodes: node, then leaders, then node */
+	bool progress_thread;      /* MATCHBOX_MPI_PROGRESS=thread: ask for FI_PROGRESS_AUTO */
 };
 extern struct mbmpi_state mbmpi;
 

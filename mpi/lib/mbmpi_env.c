@@ -789,6 +789,14 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 	const char *prov = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
 	const struct mbmpi_engine *e = NULL;
 	const char *why = "asked for";
+	const char *progress = mbmpi_env("MATCHBOX_MPI_PROGRESS", "manual");
+
+	if (strcmp(progress, "manual") && strcmp(progress, "thread")) {
+		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_PROGRESS=%s: expected manual or thread\n",
+			progress);
+		return NULL;
+	}
+	mbmpi.progress_thread = !strcmp(progress, "thread");
 
 	if (!strcmp(want, "tagged")) {
 		e = &mbmpi_tagged_engine;
@@ -810,9 +818,9 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 		return NULL;
 	}
 	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
-		fprintf(stderr, "matchbox mpi: %s engine over %s (%s)\n", e->name,
+		fprintf(stderr, "matchbox mpi: %s engine over %s (%s), %s progress\n", e->name,
 			e == &mbmpi_host_engine ? mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov) : prov,
-			why);
+			why, mbmpi.progress_thread ? "thread" : "manual");
 	return e;
 }
 

@@ -38,7 +38,24 @@ struct fi_info *mbmpi_fab_hints(const char *prov, uint64_t caps)
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	hints->fabric_attr->prov_name = strdup(prov);
+	if (mbmpi.progress_thread)
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	return hints;
+}
+
+int mbmpi_fab_getinfo(struct fi_info *hints, struct fi_info **info)
+{
+	int ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
+
+	if (ret && hints->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+		hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
+		if (!ret && mbmpi.world_rank == 0)
+			fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_PROGRESS=thread: provider %s "
+				"offers no automatic progress; progress is manual\n",
+				hints->fabric_attr->prov_name);
+	}
+	return ret;
 }
 
 int mbmpi_fab_getname(struct mbmpi_fab *x, void *addr, size_t *len)

@@ -322,16 +322,16 @@ static int he_init(void)
 	he.free_head = UINT32_MAX;
 	if (!hints)
 		return MPI_ERR_NO_MEM;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+	ret = mbmpi_fab_getinfo(hints, &he.x.info);
 	he.x.rma = he.x.atomics = !ret;
 	if (ret) {
 		hints->caps = FI_MSG | FI_RMA;
-		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+		ret = mbmpi_fab_getinfo(hints, &he.x.info);
 		he.x.rma = !ret;
 	}
 	if (ret) {
 		hints->caps = FI_MSG;
-		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &he.x.info);
+		ret = mbmpi_fab_getinfo(hints, &he.x.info);
 	}
 	fi_freeinfo(hints);
 	if (ret) {

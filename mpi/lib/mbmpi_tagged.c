@@ -39,11 +39,11 @@ static int te_init(void)
 	/* One-sided communication wants the provider's RMA and atomics; a
 	 * provider without them still serves point-to-point. */
 	hints->caps |= FI_RMA | FI_ATOMIC;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.x.info);
+	ret = mbmpi_fab_getinfo(hints, &te.x.info);
 	te.x.rma = te.x.atomics = !ret;
 	if (ret) {
 		hints->caps &= ~(uint64_t)(FI_RMA | FI_ATOMIC);
-		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &te.x.info);
+		ret = mbmpi_fab_getinfo(hints, &te.x.info);
 	}
 	fi_freeinfo(hints);
 	if (ret) {

@@ -617,6 +617,7 @@ struct mbx_ep {
 	struct mbu_dlist draining;	/* rx entries copying chunks out */
 	size_t waiting_large;		/* tx entries in WAIT (for dead-peer checks) */
 	uint32_t progress_ticks;
+	uint32_t auto_seen;		/* progress_ticks after the progress thread's last pass */
 	uint64_t last_liveness_ns;
 	struct fi_matchbox_stats stats;
 	struct mbx_net *net;		/* NULL: no net wire (FI_MATCHBOX_NET=0 or none found) */

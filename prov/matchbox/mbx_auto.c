@@ -7,7 +7,8 @@
  * which senders ring as they do for any sleeping receiver. Net frames ring
  * no doorbell, and one thread cannot sleep on several doorbells, so with net
  * peers or several endpoints it naps for auto_nap_us between polls instead.
- * Closing an endpoint waits until the thread has left its doorbell. */
+ * While the program itself is calling into an endpoint the thread leaves it
+ * alone. Closing an endpoint waits until the thread has left its doorbell. */
 #include "mbx.h"
 #include "mbx_net.h"
 #include "mbu_futex.h"
@@ -46,23 +47,34 @@ static void *auto_main(void *arg)
 		struct mbx_ep *only = NULL;
 		struct mbu_dlist *it;
 		bool busy = false;
-		int n = 0;
+		int n = 0, calling = 0;
 
 		mbu_dlist_foreach(&d->eps, it) {
 			struct mbx_ep *ep = mbu_container_of(it, struct mbx_ep, dom_link);
 
 			if (!ep->enabled || !ep->seg)
 				continue;
+			n++;
+			/* The program progressed it since our last pass: it is
+			 * in a call, and taking turns with it on the lock would
+			 * only slow it down. */
+			if (ep->progress_ticks != ep->auto_seen) {
+				ep->auto_seen = ep->progress_ticks;
+				calling++;
+				continue;
+			}
 			mbx_ep_progress(ep);
+			ep->auto_seen = ep->progress_ticks;
 			busy |= ep_busy(ep);
 			only = ep;
-			n++;
 		}
-		if (busy) {
+		if (calling && calling == n) {
+			nap(d, (long)mbx_param.auto_nap_us);
+		} else if (busy) {
 			mbx_unlock(d);
 			sched_yield();
 			mbx_lock(d);
-		} else if (n == 1 && !only->net) {
+		} else if (n == 1 && only && !only->net) {
 			d->auto_ep = only;
 			mbx_ep_wait(only, 50 * 1000 * 1000L);	/* wakes for liveness checks */
 			d->auto_ep = NULL;

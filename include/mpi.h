@@ -731,6 +731,69 @@ MBMPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 MBMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 			MPI_Request *req))
 
+/* Persistent collectives (MPI-4) */
+MBMPI_FN(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Bcast_init, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,
+			   MPI_Request *req))
+MBMPI_FN(int, Reduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+			    int root, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Allreduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+			       MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Gather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+			    MPI_Request *req))
+MBMPI_FN(int, Gatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+			     MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Scatter_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+			     MPI_Request *req))
+MBMPI_FN(int, Scatterv_init, (const void *sendbuf, const int sendcounts[], const int displs[],
+			      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+			      MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+			       MPI_Request *req))
+MBMPI_FN(int, Allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+				const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+				MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+			      MPI_Request *req))
+MBMPI_FN(int, Alltoallv_init, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+			       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+			       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Alltoallw_init, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+			       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+			       MPI_Request *req))
+MBMPI_FN(int, Reduce_scatter_init, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+				    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Reduce_scatter_block_init, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt,
+					  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Scan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+			  MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+			    MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Neighbor_allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+					void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+					MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Neighbor_allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+					 void *recvbuf, const int recvcounts[], const int displs[],
+					 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Neighbor_alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+				       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+				       MPI_Info info, MPI_Request *req))
+MBMPI_FN(int, Neighbor_alltoallv_init, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+					MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+					const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+					MPI_Request *req))
+MBMPI_FN(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts[],
+					const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+					const int recvcounts[], const MPI_Aint rdispls[],
+					const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+					MPI_Request *req))
+
 MBMPI_FN(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op))
 MBMPI_FN(int, Op_free, (MPI_Op *op))
 MBMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))

@@ -49,6 +49,9 @@ NOT_BOUND = {
     'Comm_create_errhandler', 'Win_create_errhandler', 'File_create_errhandler',
     'Errhandler_create', 'Grequest_start', 'Comm_spawn', 'Comm_spawn_multiple',
     'Info_create_env',
+    # Persistent w collectives keep their arrays of types until freed; the
+    # Fortran binding's converted copies would not live that long.
+    'Alltoallw_init', 'Neighbor_alltoallw_init',
     # MPI-1 forms removed in MPI-3 whose Fortran arguments are INTEGER where
     # C's are MPI_Aint; Fortran programs use the MPI-2 names.
     'Type_hvector', 'Type_hindexed', 'Type_struct', 'Address', 'Type_extent', 'Type_lb',

@@ -318,7 +318,7 @@ void mbmpi_f90_fini(void);
 /* RMA: a one-sided operation (mbmpi_win.c), done when remotely complete. */
 /* GREQ: a generalized request, completed by the program (MPI_Grequest_*). */
 enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC,
-		      MBMPI_REQ_RMA, MBMPI_REQ_GREQ };
+		      MBMPI_REQ_RMA, MBMPI_REQ_GREQ, MBMPI_REQ_PCOLL };
 struct mbmpi_greq {
 	MPI_Grequest_query_function *query;
 	MPI_Grequest_free_function *free_fn;
@@ -605,6 +605,11 @@ void mbmpi_req_free(struct mbmpi_req *r);
 extern struct mbmpi_req mbmpi_req_sent;
 struct mbmpi_req *mbmpi_req_alloc(void);
 void mbmpi_req_done(struct mbmpi_req *r);
+/* The next non-blocking collective started takes sequence number seq and
+ * runs in request into, instead of the communicator's next and a new one. */
+void mbmpi_nbc_pin(bool on, uint32_t seq, struct mbmpi_req *into);
+int mbmpi_pcoll_start(struct mbmpi_req *r);
+void mbmpi_pcoll_free(struct mbmpi_req *r);
 void mbmpi_status_empty(MPI_Status *st);
 int mbmpi_status_set_elements(MPI_Status *st, MPI_Datatype dt, MPI_Count count);
 int mbmpi_bsend_detach_wait(void);

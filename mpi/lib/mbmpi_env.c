@@ -921,6 +921,17 @@ int PMPI_Finalize(void)
 
 	MBMPI_CHECK_INIT();
 	mbmpi_bsend_detach_wait();
+	/* Collectives whose requests the program freed while active still run:
+	 * they finish here, while every rank still answers. Bounded, because
+	 * an erroneous program may have started one the others never will. */
+	{
+		double t0 = PMPI_Wtime();
+		int spins = 0;
+
+		while (mbmpi_nbc_live && PMPI_Wtime() - t0 < 2.0)
+			if (!mbmpi_poll())
+				mbmpi_idle(&spins);
+	}
 	/* Every rank's sends are matched before anyone closes its endpoint. */
 	ret = mbmpi_barrier(&mbmpi_comm_world);
 	/* Finalize frees MPI_COMM_SELF first, as far as attributes go, so

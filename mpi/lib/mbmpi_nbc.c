@@ -83,18 +83,35 @@ static MPI_Datatype dt_handle(struct mbmpi_dtype *d)
 
 /* ---- Building ---- */
 
+/* A persistent collective's start (mbmpi_pcoll.c) builds its schedule with
+ * the sequence number its init reserved, into its own request: starts of
+ * different persistent collectives may come in any order on each rank. */
+static bool nbc_pinned;
+static uint32_t nbc_pin_seq;
+static struct mbmpi_req *nbc_pin_req;
+
+void mbmpi_nbc_pin(bool on, uint32_t seq, struct mbmpi_req *into)
+{
+	nbc_pinned = on;
+	nbc_pin_seq = seq;
+	nbc_pin_req = on ? into : NULL;
+}
+
 static struct nbc_sched *s_new(struct mbmpi_comm *c)
 {
 	struct nbc_sched *s = calloc(1, sizeof(*s));
+	uint32_t seq;
 
 	if (!s)
 		return NULL;
 	s->comm = c;
 	s->on = c;
 	mbmpi_comm_retain(c);
+	seq = nbc_pinned ? nbc_pin_seq : c->nbc_seq++;
+	nbc_pinned = false;
 	/* 256 tags per collective: a neighbourhood collective tells the two
 	 * directions of each Cartesian dimension apart by them. */
-	s->tag = NBC_TAG_BASE + (int)(c->nbc_seq++ % (1u << 22)) * NBC_TAGS;
+	s->tag = NBC_TAG_BASE + (int)(seq % (1u << 22)) * NBC_TAGS;
 	mbu_dlist_init(&s->link);
 	return s;
 }
@@ -393,15 +410,21 @@ static int s_start(struct nbc_sched *s, MPI_Request *out)
 
 	if (!s)
 		return MPI_ERR_NO_MEM;
-	if (s->err || !(r = mbmpi_req_alloc())) {
+	r = nbc_pin_req;
+	nbc_pin_req = NULL;
+	if (s->err || (!r && !(r = mbmpi_req_alloc()))) {
 		err = s->err ? s->err : MPI_ERR_NO_MEM;
 		s_free(s);
 		return err;
 	}
-	r->kind = MBMPI_REQ_NBC;
-	r->comm = s->comm;
-	mbmpi_comm_retain(r->comm);
+	if (r->kind != MBMPI_REQ_PCOLL) {
+		r->kind = MBMPI_REQ_NBC;
+		r->comm = s->comm;
+		mbmpi_comm_retain(r->comm);
+	}
 	r->peer = MPI_PROC_NULL;
+	r->complete = false;
+	r->err = MPI_SUCCESS;
 	mbmpi_status_empty(&r->status);
 	s->req = r;
 	*out = r;

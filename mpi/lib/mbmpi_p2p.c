@@ -88,6 +88,8 @@ void mbmpi_req_free(struct mbmpi_req *r)
 {
 	if (r->builtin)
 		return;
+	if (r->kind == MBMPI_REQ_PCOLL)
+		mbmpi_pcoll_free(r);
 	if (r->comm)
 		mbmpi_comm_release(r->comm);
 	if (r->dt)
@@ -973,7 +975,9 @@ int PMPI_Start(MPI_Request *h)
 		return MBMPI_ERR(NULL, MPI_ERR_REQUEST);
 	r = *h;
 	r->active = true;
-	if (r->kind == MBMPI_REQ_RECV) {
+	if (r->kind == MBMPI_REQ_PCOLL) {
+		ret = mbmpi_pcoll_start(r);
+	} else if (r->kind == MBMPI_REQ_RECV) {
 		ret = mbmpi_start_recv(r);
 	} else if (r->mode == MBMPI_BUF) {
 		ret = mbmpi_bsend_start(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);

@@ -5,7 +5,9 @@
  * result depends on rank order, several collectives outstanding at once and
  * completed out of order beside a blocking one, progress made by MPI_Test
  * alone while the program computes, a barrier that cannot finish before its
- * last rank enters, and bad arguments under MPI_ERRORS_RETURN.
+ * last rank enters, bad arguments under MPI_ERRORS_RETURN, and persistent
+ * collectives (MPI-4): started again and again, two of them started in
+ * opposite orders on odd and even ranks, their types freed after the init.
  */
 #include "mt.h"
 
@@ -527,6 +529,62 @@ static void on_subcomm(void)
 	MPI_Comm_free(&odd);
 }
 
+#if MPI_VERSION >= 4 || defined(MBMPI_HANDLE)	/* MPI-4; Open MPI 4.1 has MPIX_ names */
+static void persistent(void)
+{
+	MPI_Request ar, br, rq[2];
+	MPI_Datatype two;
+	MPI_Status st;
+	int in[2], out[2], b[2], flag;
+
+	/* Inactive until started: a test completes at once, empty. */
+	CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &two));
+	CHECK_MPI(MPI_Type_commit(&two));
+	CHECK_MPI(MPI_Allreduce_init(in, out, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+				     &ar));
+	CHECK_MPI(MPI_Bcast_init(b, 1, two, size - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &br));
+	CHECK_MPI(MPI_Type_free(&two));	/* the request keeps it */
+	CHECK_MPI(MPI_Test(&ar, &flag, &st));
+	CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG);
+	for (int it = 0; it < 5; it++) {
+		in[0] = rank + it;
+		in[1] = val(rank, it);
+		b[0] = b[1] = rank == size - 1 ? it * 100 + 1 : -1;
+		/* Starts in either order: each request's tags were fixed at
+		 * its init. */
+		rq[0] = rank % 2 ? ar : br;
+		rq[1] = rank % 2 ? br : ar;
+		CHECK_MPI(MPI_Start(&rq[0]));
+		CHECK_MPI(MPI_Start(&rq[1]));
+		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+		CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL);
+		CHECK(out[0] == size * (size - 1) / 2 + size * it);
+		CHECK(out[1] == sum_upto(size - 1, it));
+		CHECK(b[0] == it * 100 + 1 && b[1] == it * 100 + 1);
+	}
+	CHECK_MPI(MPI_Startall(1, &ar));
+	CHECK_MPI(MPI_Wait(&ar, MPI_STATUS_IGNORE));
+	CHECK_MPI(MPI_Request_free(&ar));
+	CHECK_MPI(MPI_Request_free(&br));
+	CHECK(ar == MPI_REQUEST_NULL && br == MPI_REQUEST_NULL);
+	/* A barrier over and over, with Start/Test, and one freed while active. */
+	CHECK_MPI(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &ar));
+	for (int it = 0; it < 20; it++) {
+		CHECK_MPI(MPI_Start(&ar));
+		do
+			CHECK_MPI(MPI_Test(&ar, &flag, MPI_STATUS_IGNORE));
+		while (!flag);
+	}
+	CHECK_MPI(MPI_Start(&ar));
+	CHECK_MPI(MPI_Request_free(&ar));
+	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+#else
+static void persistent(void)
+{
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -541,5 +599,6 @@ int main(int argc, char **argv)
 	overlap();
 	errors();
 	on_subcomm();
+	persistent();
 	return mt_finish("t_nbc");
 }

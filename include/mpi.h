@@ -731,6 +731,13 @@ MBMPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 MBMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
 			MPI_Request *req))
 
+/* MPI-4 */
+MBMPI_FN(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+			  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+			  MPI_Comm comm, MPI_Request *req))
+MBMPI_FN(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+				  int source, int recvtag, MPI_Comm comm, MPI_Request *req))
+
 /* Persistent collectives (MPI-4) */
 MBMPI_FN(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *req))
 MBMPI_FN(int, Bcast_init, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,

@@ -536,6 +536,11 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn);
 	} while (0)
 
 int mbmpi_check_comm(MPI_Comm h, struct mbmpi_comm **out);
+/* A send's or a receive's arguments, as MPI_Send and MPI_Recv check them. */
+int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		     struct mbmpi_comm *c);
+int mbmpi_check_recv(const void *buf, int count, MPI_Datatype dt, int src, int tag,
+		     struct mbmpi_comm *c);
 /* How every query of a communicator opens: the library is up, the handle is
  * valid, the output pointer is there. A failure has been raised through the
  * right handler (under the caller's name) before it is returned. */

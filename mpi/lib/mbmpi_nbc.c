@@ -33,6 +33,8 @@ struct nbc_step {
 	int type;
 	bool local;			/* on the intercommunicator's local group */
 	int peer, tagoff;
+	bool p2p;			/* the user's message: its tag, the point-to-point context */
+	int utag;
 	int count, dcount;
 	struct mbmpi_dtype *dt, *ddt;	/* ddt: the destination layout of a copy */
 	const void *src;
@@ -58,6 +60,9 @@ struct nbc_sched {
 	struct mbu_dlist link;
 	void (*fini)(void *arg);	/* run when the schedule is freed */
 	void *fini_arg;
+	/* MPI_Isendrecv: the request reports its receive's status. */
+	bool recv_status;
+	MPI_Status rst;
 };
 
 int mbmpi_nbc_live;
@@ -305,8 +310,11 @@ static bool s_round_done(struct nbc_sched *s)
 				mbmpi.eng->cancel(s->live[i]);
 	if (!done)
 		return false;
-	for (int i = 0; i < s->nlive; i++)
+	for (int i = 0; i < s->nlive; i++) {
+		if (s->recv_status && s->live[i]->kind == MBMPI_REQ_RECV)
+			s->rst = s->live[i]->status;
 		mbmpi_req_free(s->live[i]);
+	}
 	s->nlive = 0;
 	return true;
 }
@@ -342,11 +350,14 @@ static bool s_advance(struct nbc_sched *s)
 					ret = MPI_ERR_NO_MEM;
 					break;
 				}
+				int tag = st->p2p ? st->utag : s->tag + st->tagoff;
+				uint32_t ctx = st->p2p ? pc->ctx : pc->ctx + 1;
+
 				ret = st->type == S_SEND
-					? mbmpi_isend(st->src, st->count, st->dt, st->peer,
-						      s->tag + st->tagoff, pc, pc->ctx + 1, MBMPI_STD, &r)
-					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer,
-						      s->tag + st->tagoff, pc, pc->ctx + 1, &r);
+					? mbmpi_isend(st->src, st->count, st->dt, st->peer, tag, pc,
+						      ctx, MBMPI_STD, &r)
+					: mbmpi_irecv(st->dst, st->count, st->dt, st->peer, tag, pc,
+						      ctx, &r);
 				if (!ret)
 					s->live[s->nlive++] = r;
 				break;
@@ -376,6 +387,8 @@ static void s_finish(struct nbc_sched *s)
 		mbmpi_nbc_live--;
 	}
 	r->err = s->err;
+	if (s->recv_status)
+		r->status = s->rst;
 	s_free(s);
 	mbmpi_req_done(r);
 }
@@ -1808,3 +1821,105 @@ int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
 	return c_neighbor_wait(&a, comm);
 }
 MBMPI_ALIAS(Neighbor_alltoallw)
+
+/* ---- MPI_Isendrecv (MPI-4) ---- */
+
+/* A schedule for point-to-point steps only. It takes no collective
+ * sequence number: those must advance alike on every rank, and a program
+ * calls MPI_Isendrecv on whichever ranks it likes. */
+static struct nbc_sched *s_new_p2p(struct mbmpi_comm *c)
+{
+	struct nbc_sched *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->comm = c;
+	s->on = c;
+	mbmpi_comm_retain(c);
+	mbu_dlist_init(&s->link);
+	s->recv_status = true;
+	mbmpi_status_empty(&s->rst);
+	return s;
+}
+
+/* A schedule of one receive and one send of the program's own messages
+ * (its tags, the point-to-point context), so the request completes when
+ * both have and reports the receive's status. */
+static int sendrecv_sched(struct mbmpi_comm *c, const void *sbuf, int scount, struct mbmpi_dtype *sd,
+			  int dest, int stag, void *rbuf, int rcount, struct mbmpi_dtype *rd, int src,
+			  int rtag, MPI_Request *req)
+{
+	struct nbc_sched *s = s_new_p2p(c);
+	struct nbc_step *st;
+
+	if (!s)
+		return MPI_ERR_NO_MEM;
+	s_recv(s, rbuf, rcount, rd, src);
+	if (s->n && (st = &s->steps[s->n - 1])->type == S_RECV)
+		st->p2p = true, st->utag = rtag;
+	s_send(s, sbuf, scount, sd, dest);
+	if (s->n && (st = &s->steps[s->n - 1])->type == S_SEND)
+		st->p2p = true, st->utag = stag;
+	s_wait(s);
+	return s_start(s, req);
+}
+
+int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+		   int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request *req)
+{
+	MBMPI_GUARD();
+	struct mbmpi_comm *c;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!req)
+		return MBMPI_ERR(c, MPI_ERR_REQUEST);
+	if ((ret = mbmpi_check_send(sbuf, scount, stype, dest, stag, c)) ||
+	    (ret = mbmpi_check_recv(rbuf, rcount, rtype, src, rtag, c)))
+		return MBMPI_ERR(c, ret);
+	ret = sendrecv_sched(c, sbuf, scount, mbmpi_dt(stype), dest, stag, rbuf, rcount,
+			     mbmpi_dt(rtype), src, rtag, req);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Isendrecv)
+
+/* The outgoing data is packed first, into a buffer the schedule owns, so
+ * the receive can land in the program's buffer at once. */
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src,
+			   int rtag, MPI_Comm comm, MPI_Request *req)
+{
+	MBMPI_GUARD();
+	struct mbmpi_comm *c;
+	struct mbmpi_dtype *d;
+	struct nbc_sched *s;
+	struct nbc_step *st;
+	char *tmp;
+	int ret;
+
+	MBMPI_CHECK_INIT();
+	if ((ret = mbmpi_check_comm(comm, &c)))
+		return MBMPI_ERR(NULL, ret);
+	if (!req)
+		return MBMPI_ERR(c, MPI_ERR_REQUEST);
+	if ((ret = mbmpi_check_send(buf, count, dt, dest, stag, c)) ||
+	    (ret = mbmpi_check_recv(buf, count, dt, src, rtag, c)))
+		return MBMPI_ERR(c, ret);
+	d = mbmpi_dt(dt);
+	if (!(s = s_new_p2p(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	tmp = s_tmp(s, (size_t)count * d->size, BYTE_DT);
+	if (tmp)
+		mbmpi_pack(buf, (size_t)count, d, tmp);
+	s_recv(s, buf, count, d, src);
+	if (s->n && (st = &s->steps[s->n - 1])->type == S_RECV)
+		st->p2p = true, st->utag = rtag;
+	s_send(s, tmp, (int)((size_t)count * d->size), BYTE_DT, dest);
+	if (s->n && (st = &s->steps[s->n - 1])->type == S_SEND)
+		st->p2p = true, st->utag = stag;
+	s_wait(s);
+	ret = s_start(s, req);
+	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+MBMPI_ALIAS(Isendrecv_replace)

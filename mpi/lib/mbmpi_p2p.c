@@ -170,8 +170,8 @@ static int mbmpi_check_buf(const void *buf, int count, MPI_Datatype dt)
 	return MPI_SUCCESS;
 }
 
-static int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-			    struct mbmpi_comm *c)
+int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		     struct mbmpi_comm *c)
 {
 	/* Nothing goes to MPI_PROC_NULL, so no datatype is needed for it. */
 	int ret = dest == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? 0 : mbmpi_check_buf(buf, count, dt);
@@ -185,8 +185,8 @@ static int mbmpi_check_send(const void *buf, int count, MPI_Datatype dt, int des
 	return MPI_SUCCESS;
 }
 
-static int mbmpi_check_recv(const void *buf, int count, MPI_Datatype dt, int src, int tag,
-			    struct mbmpi_comm *c)
+int mbmpi_check_recv(const void *buf, int count, MPI_Datatype dt, int src, int tag,
+		     struct mbmpi_comm *c)
 {
 	int ret = src == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? 0 : mbmpi_check_buf(buf, count, dt);
 

@@ -1,6 +1,6 @@
 /*
  * Point-to-point at any number of ranks: the four send modes blocking and
- * not, Sendrecv(_replace), persistent requests, the Wait/Test family,
+ * not, Sendrecv(_replace) and MPI-4's Isendrecv(_replace), persistent requests, the Wait/Test family,
  * cancel, Request_free, probes and matched probes, wildcards, PROC_NULL,
  * message order, large messages, a synchronous send that must not
  * complete before its receive is posted, and small nonblocking sends (which
@@ -117,6 +117,44 @@ static void sendrecv(void)
 	CHECK(same(b, 64, left) && st.MPI_SOURCE == left);
 	CHECK_MPI(MPI_Sendrecv_replace(a, 64, MPI_INT, right, 6, left, 6, MPI_COMM_WORLD, &st));
 	CHECK(same(a, 64, left));
+#if MPI_VERSION >= 4 || defined(MBMPI_HANDLE)	/* MPI-4 */
+	{
+		MPI_Datatype every2;
+		MPI_Request q[2];
+		int c[128], n;
+
+		/* The request completes with the receive's status, after the
+		 * send; a wildcard receive names its sender. (Not MPI_ANY_TAG:
+		 * the next step's messages may already be on their way.) */
+		fill(a, 64, rank);
+		CHECK_MPI(MPI_Isendrecv(a, 64, MPI_INT, right, 7, b, 64, MPI_INT, MPI_ANY_SOURCE, 7,
+					MPI_COMM_WORLD, &q[0]));
+		CHECK_MPI(MPI_Wait(&q[0], &st));
+		CHECK(q[0] == MPI_REQUEST_NULL && same(b, 64, left));
+		CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 7);
+		CHECK_MPI(MPI_Get_count(&st, MPI_INT, &n));
+		CHECK(n == 64);
+		/* In place, through a strided type, two outstanding at once. */
+		CHECK_MPI(MPI_Type_vector(64, 1, 2, MPI_INT, &every2));
+		CHECK_MPI(MPI_Type_commit(&every2));
+		for (int i = 0; i < 128; i++)
+			c[i] = i % 2 ? -1 : 1000 * rank + i / 2;
+		fill(a, 64, rank);
+		CHECK_MPI(MPI_Isendrecv_replace(c, 1, every2, right, 8, left, 8, MPI_COMM_WORLD, &q[0]));
+		CHECK_MPI(MPI_Isendrecv_replace(a, 64, MPI_INT, left, 9, right, 9, MPI_COMM_WORLD,
+						&q[1]));
+		CHECK_MPI(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+		for (int i = 0; i < 128; i++)
+			CHECK(c[i] == (i % 2 ? -1 : 1000 * left + i / 2));
+		CHECK(same(a, 64, right));
+		CHECK_MPI(MPI_Type_free(&every2));
+		/* With MPI_PROC_NULL on both sides: done at once, the null status. */
+		CHECK_MPI(MPI_Isendrecv(a, 1, MPI_INT, MPI_PROC_NULL, 1, b, 1, MPI_INT, MPI_PROC_NULL, 1,
+					MPI_COMM_WORLD, &q[0]));
+		CHECK_MPI(MPI_Wait(&q[0], &st));
+		CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG);
+	}
+#endif
 }
 
 static void persistent(void)

@@ -459,6 +459,7 @@ struct mbmpi_fab {
 	bool atomics;              /* FI_ATOMIC granted */
 	bool virt_addr;            /* initiators name remote memory by address */
 	uint64_t next_key;         /* keys of our choosing, without FI_MR_PROV_KEY */
+	size_t min_multi_recv;     /* set before opening: FI_OPT_MIN_MULTI_RECV */
 };
 /* RDM hints both engines start from: contexts, table AV, SAS order,
  * provider-chosen keys; NULL when out of memory. */

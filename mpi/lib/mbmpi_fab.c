@@ -90,6 +90,11 @@ int mbmpi_fab_open(struct mbmpi_fab *x, const char *who, enum fi_cq_format forma
 	    (ret = fi_ep_bind(x->ep, &x->cq->fid, FI_TRANSMIT | FI_RECV)) ||
 	    (ret = fi_enable(x->ep)))
 		return fab_warn(who, "endpoint set-up", ret);
+	/* After fi_enable: libfabric 1.17's shm crashes on it before. */
+	if (x->min_multi_recv &&
+	    (ret = fi_setopt(&x->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &x->min_multi_recv,
+			     sizeof(x->min_multi_recv))))
+		return fab_warn(who, "FI_OPT_MIN_MULTI_RECV", ret);
 	return MPI_SUCCESS;
 }
 

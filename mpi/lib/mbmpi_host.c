@@ -16,6 +16,7 @@
 #include "mbu_match.h"
 #include "mbu_pool.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/uio.h>
 #include <rdma/fi_endpoint.h>
@@ -804,11 +805,16 @@ static void he_on_data(const struct he_hdr *h, const void *data)
 	}
 }
 
+_Static_assert(offsetof(struct he_short, type) == 0 && offsetof(struct he_hdr, type) == 0,
+	       "a frame's first byte is its type");
+
 static void he_on_frame(const void *buf, size_t n)
 {
 	struct he_hdr h;
 
-	if (n >= sizeof(struct he_short) && ((const struct he_short *)buf)->type == HE_SHORT) {
+	/* Frames in a multi-receive buffer lie end to end, at any alignment:
+	 * read the type byte, copy the header. */
+	if (n >= sizeof(struct he_short) && *(const uint8_t *)buf == HE_SHORT) {
 		struct he_short sh;
 
 		memcpy(&sh, buf, sizeof(sh));

@@ -155,13 +155,13 @@ static struct nbc_step *s_add(struct nbc_sched *s, int type)
 	return st;
 }
 
-static void s_xfer(struct nbc_sched *s, int type, const void *buf, int count,
-		   struct mbmpi_dtype *d, int peer)
+static struct nbc_step *s_xfer(struct nbc_sched *s, int type, const void *buf, int count,
+			       struct mbmpi_dtype *d, int peer)
 {
 	struct nbc_step *st = s_add(s, type);
 
 	if (!st)
-		return;
+		return NULL;
 	st->src = buf;
 	st->dst = (void *)buf;
 	st->count = count;
@@ -169,6 +169,7 @@ static void s_xfer(struct nbc_sched *s, int type, const void *buf, int count,
 	st->peer = peer;
 	st->local = s->on != s->comm;
 	mbmpi_dt_retain(d);
+	return st;
 }
 
 static void s_send(struct nbc_sched *s, const void *buf, int count, struct mbmpi_dtype *d, int peer)
@@ -1842,33 +1843,29 @@ static struct nbc_sched *s_new_p2p(struct mbmpi_comm *c)
 	return s;
 }
 
-/* A schedule of one receive and one send of the program's own messages
- * (its tags, the point-to-point context), so the request completes when
- * both have and reports the receive's status. */
-static int sendrecv_sched(struct mbmpi_comm *c, const void *sbuf, int scount, struct mbmpi_dtype *sd,
-			  int dest, int stag, void *rbuf, int rcount, struct mbmpi_dtype *rd, int src,
-			  int rtag, MPI_Request *req)
+/* The program's own message: its tag, the point-to-point context. */
+static void s_p2p(struct nbc_sched *s, int type, const void *buf, int count, struct mbmpi_dtype *d,
+		  int peer, int tag)
 {
-	struct nbc_sched *s = s_new_p2p(c);
-	struct nbc_step *st;
+	struct nbc_step *st = s_xfer(s, type, buf, count, d, peer);
 
-	if (!s)
-		return MPI_ERR_NO_MEM;
-	s_recv(s, rbuf, rcount, rd, src);
-	if (s->n && (st = &s->steps[s->n - 1])->type == S_RECV)
-		st->p2p = true, st->utag = rtag;
-	s_send(s, sbuf, scount, sd, dest);
-	if (s->n && (st = &s->steps[s->n - 1])->type == S_SEND)
-		st->p2p = true, st->utag = stag;
-	s_wait(s);
-	return s_start(s, req);
+	if (st) {
+		st->p2p = true;
+		st->utag = tag;
+	}
 }
 
-int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-		   int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request *req)
+/* One receive and one send, one request that completes when both have and
+ * reports the receive's status. With replace, the outgoing data is packed
+ * first, into a buffer the schedule owns, so that the receive can land in
+ * the program's buffer at once. */
+static int isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+		     void *rbuf, int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+		     MPI_Request *req, bool replace)
 {
-	MBMPI_GUARD();
+	struct mbmpi_dtype *sd = mbmpi_dt(stype);
 	struct mbmpi_comm *c;
+	struct nbc_sched *s;
 	int ret;
 
 	MBMPI_CHECK_INIT();
@@ -1879,47 +1876,38 @@ int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, i
 	if ((ret = mbmpi_check_send(sbuf, scount, stype, dest, stag, c)) ||
 	    (ret = mbmpi_check_recv(rbuf, rcount, rtype, src, rtag, c)))
 		return MBMPI_ERR(c, ret);
-	ret = sendrecv_sched(c, sbuf, scount, mbmpi_dt(stype), dest, stag, rbuf, rcount,
-			     mbmpi_dt(rtype), src, rtag, req);
+	if (!(s = s_new_p2p(c)))
+		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
+	if (replace) {
+		size_t bytes = (size_t)scount * sd->size;
+		char *tmp = s_tmp(s, bytes, BYTE_DT);
+
+		if (tmp)
+			mbmpi_pack(sbuf, (size_t)scount, sd, tmp);
+		sbuf = tmp;
+		scount = (int)bytes;
+		sd = BYTE_DT;
+	}
+	s_p2p(s, S_RECV, rbuf, rcount, mbmpi_dt(rtype), src, rtag);
+	s_p2p(s, S_SEND, sbuf, scount, sd, dest, stag);
+	s_wait(s);
+	ret = s_start(s, req);
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+		   int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request *req)
+{
+	MBMPI_GUARD();
+	return isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, req,
+			 false);
 }
 MBMPI_ALIAS(Isendrecv)
 
-/* The outgoing data is packed first, into a buffer the schedule owns, so
- * the receive can land in the program's buffer at once. */
 int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src,
 			   int rtag, MPI_Comm comm, MPI_Request *req)
 {
 	MBMPI_GUARD();
-	struct mbmpi_comm *c;
-	struct mbmpi_dtype *d;
-	struct nbc_sched *s;
-	struct nbc_step *st;
-	char *tmp;
-	int ret;
-
-	MBMPI_CHECK_INIT();
-	if ((ret = mbmpi_check_comm(comm, &c)))
-		return MBMPI_ERR(NULL, ret);
-	if (!req)
-		return MBMPI_ERR(c, MPI_ERR_REQUEST);
-	if ((ret = mbmpi_check_send(buf, count, dt, dest, stag, c)) ||
-	    (ret = mbmpi_check_recv(buf, count, dt, src, rtag, c)))
-		return MBMPI_ERR(c, ret);
-	d = mbmpi_dt(dt);
-	if (!(s = s_new_p2p(c)))
-		return MBMPI_ERR(c, MPI_ERR_NO_MEM);
-	tmp = s_tmp(s, (size_t)count * d->size, BYTE_DT);
-	if (tmp)
-		mbmpi_pack(buf, (size_t)count, d, tmp);
-	s_recv(s, buf, count, d, src);
-	if (s->n && (st = &s->steps[s->n - 1])->type == S_RECV)
-		st->p2p = true, st->utag = rtag;
-	s_send(s, tmp, (int)((size_t)count * d->size), BYTE_DT, dest);
-	if (s->n && (st = &s->steps[s->n - 1])->type == S_SEND)
-		st->p2p = true, st->utag = stag;
-	s_wait(s);
-	ret = s_start(s, req);
-	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	return isendrecv(buf, count, dt, dest, stag, buf, count, dt, src, rtag, comm, req, true);
 }
 MBMPI_ALIAS(Isendrecv_replace)

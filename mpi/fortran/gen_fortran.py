@@ -4,7 +4,7 @@ can never disagree: the C bindings Fortran calls (gfortran's names:
 pmpi_send_, with mpi_send_ its weak alias for profilers) and a small C
 program that prints mpif.h with the values the C header defines.
 
-usage: gen_fortran.py MPI_H BINDINGS_C FCONST_C INTERFACES_H
+usage: gen_fortran.py MPI_H BINDINGS_C FCONST_C INTERFACES_H MPI_F08_F90
 
 It also writes the explicit interfaces the `use mpi` module gives for the
 routines that take choice buffers: gfortran 10 and later refuse calls that
@@ -212,10 +212,23 @@ def fconst(text):
            'long long: (long long)(intptr_t)(x), unsigned long: (long long)(x), '
            + ', '.join(f'{h}: (long long)(intptr_t)(x)' for h in sorted(HANDLES)) +
            ', default: (long long)-0x7fffffffffffffffLL)',
-           '#define P(name) do { long long v_ = VAL(name); \\',
-           '\tif (v_ != -0x7fffffffffffffffLL) printf("      integer %s\\n      parameter (%s=%lld)\\n", '
-           '#name, #name, v_); } while (0)',
-           '', 'int main(void)', '{',
+           '/* The handle type a constant has in mpi_f08, or NULL for an integer. */',
+           '#define HT(x) _Generic((x), ' + ', '.join(f'{h}: "{h}"' for h in sorted(HANDLES)) +
+           ', default: (const char *)0)',
+           '/* mpif.h by default; with f08ints or f08handles, the declarations of',
+           ' * the mpi_f08 module: integer constants, then handle constants. */',
+           'static int mode;',
+           '#define P(name) do { long long v_ = VAL(name); const char *t_ = HT(name); \\',
+           '\tif (v_ == -0x7fffffffffffffffLL) break; \\',
+           '\tif (mode == 0) printf("      integer %s\\n      parameter (%s=%lld)\\n", #name, #name, v_); \\',
+           '\telse if (mode == 1 && !t_) printf("  integer, parameter :: %s = %lld\\n", #name, v_); \\',
+           '\telse if (mode == 2 && t_) printf("  type(%s), parameter :: %s = %s(%lld)\\n", t_, #name, t_, v_); \\',
+           '\t} while (0)',
+           '', 'int main(int argc, char **argv)', '{',
+           '\tmode = argc > 1 ? (argv[1][3] == \'i\' ? 1 : 2) : 0;',
+           '\tif (mode == 1)',
+           '\t\tprintf("  integer, parameter :: MPI_STATUS_SIZE = %zu\\n", sizeof(MPI_Status) / sizeof(MPI_Fint));',
+           '\tif (mode) {'] + [f'\t\tP({n});' for n in names] + ['\t\treturn 0;', '\t}',
            '\tputs("! mpif.h for Matchbox MPI, printed at build time from mpi.h.");',
            '\tputs("! Valid as fixed and free form: include \'mpif.h\' or use mpi.");',
            '\tprintf("      integer MPI_STATUS_SIZE\\n      parameter (MPI_STATUS_SIZE=%zu)\\n",',
@@ -290,8 +303,229 @@ def interfaces(fns):
     return '\n'.join(out) + '\n'
 
 
+# ---- The mpi_f08 module ----
+#
+# Each routine is a module procedure with the MPI-3 Fortran 2008 arguments
+# (handles as TYPE(MPI_Comm) and kin, TYPE(MPI_Status), an optional
+# ierror) that calls the same routine's `use mpi` binding above (pmpi_x_):
+# a handle type holds one INTEGER and a status type MPI_STATUS_SIZE of them,
+# so passed by reference they are what that binding reads. Routines whose
+# Fortran 2008 form differs from their C arguments are in F08_SPECIAL and
+# F08_FUNCTIONS.
+
+F08_KINDS = {'MPI_Aint': 'integer(kind=MPI_ADDRESS_KIND)',
+             'MPI_Count': 'integer(kind=MPI_COUNT_KIND)',
+             'MPI_Offset': 'integer(kind=MPI_OFFSET_KIND)'}
+
+# void * arguments that hold values or C pointers in Fortran, not buffers.
+F08_ADDRESS_VALUES = {'attribute_val', 'val', 'extra_state', 'extra'}
+F08_C_POINTERS = {'baseptr'}
+
+# name: (first line, declarations, binding, its declarations, call arguments,
+# the optional ierror or None)
+F08_SPECIAL = {
+    'Init': ('subroutine MPI_Init(ierror)', ['integer, optional, intent(out) :: ierror'],
+             'pmpi_init', ['integer :: ierror'], ['ierr'], 'ierror'),
+    'Init_thread': ('subroutine MPI_Init_thread(required, provided, ierror)',
+                    ['integer, intent(in) :: required', 'integer, intent(out) :: provided',
+                     'integer, optional, intent(out) :: ierror'],
+                    'pmpi_init_thread', ['integer :: required, provided, ierror'],
+                    ['required', 'provided', 'ierr'], 'ierror'),
+    'Pcontrol': ('subroutine MPI_Pcontrol(level)', ['integer, intent(in) :: level'],
+                 'pmpi_pcontrol', ['integer :: level, ierror'], ['level', 'ierr'], None),
+    'Buffer_detach': ('subroutine MPI_Buffer_detach(buffer_addr, size, ierror)',
+                      ['type(c_ptr), intent(out) :: buffer_addr', 'integer, intent(out) :: size',
+                       'integer, optional, intent(out) :: ierror'],
+                      'pmpi_buffer_detach', ['type(c_ptr) :: buffer_addr', 'integer :: size, ierror'],
+                      ['buffer_addr', 'size', 'ierr'], 'ierror'),
+}
+
+F08_FUNCTIONS = """
+  double precision function MPI_Wtime()
+    interface
+      double precision function pmpi_wtime()
+      end function pmpi_wtime
+    end interface
+    MPI_Wtime = pmpi_wtime()
+  end function MPI_Wtime
+
+  double precision function MPI_Wtick()
+    interface
+      double precision function pmpi_wtick()
+      end function pmpi_wtick
+    end interface
+    MPI_Wtick = pmpi_wtick()
+  end function MPI_Wtick
+
+  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp)
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp
+    interface
+      function pmpi_aint_add(base, disp)
+        import :: MPI_ADDRESS_KIND
+        integer(kind=MPI_ADDRESS_KIND) :: pmpi_aint_add, base, disp
+      end function pmpi_aint_add
+    end interface
+    MPI_Aint_add = pmpi_aint_add(base, disp)
+  end function MPI_Aint_add
+
+  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_diff(addr1, addr2)
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: addr1, addr2
+    interface
+      function pmpi_aint_diff(addr1, addr2)
+        import :: MPI_ADDRESS_KIND
+        integer(kind=MPI_ADDRESS_KIND) :: pmpi_aint_diff, addr1, addr2
+      end function pmpi_aint_diff
+    end interface
+    MPI_Aint_diff = pmpi_aint_diff(addr1, addr2)
+  end function MPI_Aint_diff
+"""
+
+
+def f08_decl(name, ctype, p, dummy):
+    """Declarations of one argument: in the routine (dummy=True, with
+    intents) and in the interface of the binding it calls."""
+    const = 'const' in ctype
+    base = ctype.replace('const ', '').strip()
+    intent_in = ', intent(in)' if dummy else ''
+    if base == 'void *':
+        if p in F08_ADDRESS_VALUES:
+            return [f'integer(kind=MPI_ADDRESS_KIND) :: {p}']
+        if p in F08_C_POINTERS:
+            return [f'type(c_ptr) :: {p}']
+        return [f'!GCC$ ATTRIBUTES NO_ARG_CHECK :: {p}',
+                f'type(*), dimension(*){intent_in if const else ""} :: {p}']
+    if base in ('char *', 'char []'):
+        return [f'character(len=*){intent_in if const else ""} :: {p}']
+    if base.endswith('_function *'):
+        return [f'external :: {p}']
+    if base == 'int [][3]':
+        return [f'integer :: {p}(3, *)']
+    if base in ('MPI_Status *', 'MPI_Status []'):
+        return [f'type(MPI_Status) :: {p}' + ('(*)' if base.endswith('[]') else '')]
+    scalar = base.split()[0]
+    if scalar in HANDLES:
+        ftype = f'type({scalar})'
+    elif scalar in F08_KINDS:
+        ftype = F08_KINDS[scalar]
+    elif scalar == 'int':
+        ftype = 'logical' if p in LOGICALS else 'integer'
+    else:
+        raise KeyError(f'{name}: no Fortran 2008 type for "{ctype}"')
+    if base.endswith('[]'):
+        return [f'{ftype}{intent_in if const else ""} :: {p}(*)']
+    if base.endswith('*'):
+        return [f'{ftype} :: {p}']
+    return [f'{ftype}{intent_in} :: {p}']
+
+
+def f08_wrap(line, indent):
+    """A free-form line, continued where it grows long."""
+    lead = line[:len(line) - len(line.lstrip())]
+    out, cur = [], lead
+    for word in line.strip().split(' '):
+        if cur.strip() and len(cur) + len(word) + 1 > 100:
+            out.append(cur + ' &')
+            cur = indent + '    ' + word
+        else:
+            cur = cur + ' ' + word if cur.strip() else cur + word
+    out.append(cur)
+    return out
+
+
+def f08_routine(head, decls, callee, idecls, args, ierror):
+    lines = f08_wrap('  ' + head, '  ')
+    lines += ['    ' + d for d in decls]
+    lines.append('    interface')
+    lines += f08_wrap(f'      subroutine {callee}(' +
+                      ', '.join('ierror' if a == 'ierr' else a for a in args) + ')', '      ')
+    lines += ['        import', '        implicit none']
+    lines += ['        ' + d for d in idecls]
+    lines += [f'      end subroutine {callee}', '    end interface', '    integer :: ierr']
+    lines += f08_wrap(f'    call {callee}(' + ', '.join(args) + ')', '    ')
+    if ierror:
+        lines.append(f'    if (present({ierror})) {ierror} = ierr')
+    lines.append('  end ' + head.split('(')[0])
+    return '\n'.join(lines)
+
+
+def f08_module(fns):
+    procs, skipped = [], []
+    for ret, name, params in fns:
+        if name in NOT_BOUND or name in ('Wtime', 'Wtick', 'Aint_add', 'Aint_diff'):
+            continue
+        if name in F08_SPECIAL:
+            procs.append(f08_routine(*F08_SPECIAL[name]))
+            continue
+        if ret != 'int' or params is None:
+            skipped.append(name)
+            continue
+        try:
+            decls = [d for c, p in params for d in f08_decl(name, c, p, True)]
+            idecls = [d for c, p in params for d in f08_decl(name, c, p, False)]
+        except KeyError:
+            skipped.append(name)
+            continue
+        plist = [p for _, p in params]
+        head = f'subroutine MPI_{name}(' + ', '.join(plist + ['ierror']) + ')'
+        decls.append('integer, optional, intent(out) :: ierror')
+        idecls.append('integer :: ierror')
+        procs.append(f08_routine(head, decls, f'pmpi_{name.lower()}', idecls,
+                                 plist + ['ierr'], 'ierror'))
+    handles = sorted(HANDLES)
+    out = ['! Generated by mpi/fortran/gen_fortran.py from include/mpi.h: the mpi_f08',
+           '! module. Each routine calls the `use mpi` binding of the same name.',
+           'module mpi_f08',
+           '  use, intrinsic :: iso_c_binding, only: c_ptr',
+           '  implicit none',
+           "  include 'mpi_f08_ints.h'",
+           '  integer, parameter :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8',
+           '  integer, parameter :: MPI_INTEGER_KIND = 4']
+    for h in handles:
+        out += [f'  type, bind(C) :: {h}', '    integer :: MPI_VAL', f'  end type {h}']
+    out += ['  type, bind(C) :: MPI_Status',
+            '    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR',
+            '    integer :: mbmpi_internal(MPI_STATUS_SIZE - 3)',
+            '  end type MPI_Status',
+            "  include 'mpi_f08_handles.h'",
+            '  ! The sentinels are the common blocks of mpif.h: the bindings know',
+            '  ! them by address.',
+            '  integer :: MPI_BOTTOM, MPI_IN_PLACE, MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY',
+            '  integer :: MPI_ERRCODES_IGNORE(1)',
+            '  type(MPI_Status) :: MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE(1)',
+            '  common /mpi_fortran_bottom/ MPI_BOTTOM',
+            '  common /mpi_fortran_in_place/ MPI_IN_PLACE',
+            '  common /mpi_fortran_unweighted/ MPI_UNWEIGHTED',
+            '  common /mpi_fortran_weights_empty/ MPI_WEIGHTS_EMPTY',
+            '  common /mpi_fortran_errcodes_ignore/ MPI_ERRCODES_IGNORE',
+            '  common /mpi_fortran_status_ignore/ MPI_STATUS_IGNORE',
+            '  common /mpi_fortran_statuses_ignore/ MPI_STATUSES_IGNORE',
+            '  ! The predefined attribute callbacks (mbmpi_fhand.c).',
+            '  external :: MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN',
+            '  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, MPI_COMM_DUP_FN',
+            '  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, MPI_TYPE_DUP_FN',
+            '  external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, MPI_WIN_DUP_FN',
+            '  interface operator(==)']
+    out += [f'    module procedure mbmpi_eq_{h[4:].lower()}' for h in handles]
+    out += ['  end interface', '  interface operator(/=)']
+    out += [f'    module procedure mbmpi_ne_{h[4:].lower()}' for h in handles]
+    out += ['  end interface', 'contains']
+    for h in handles:
+        k = h[4:].lower()
+        for op, fn in (('==', 'eq'), ('/=', 'ne')):
+            out += [f'  elemental logical function mbmpi_{fn}_{k}(a, b)',
+                    f'    type({h}), intent(in) :: a, b',
+                    f'    mbmpi_{fn}_{k} = a%MPI_VAL {op} b%MPI_VAL',
+                    f'  end function mbmpi_{fn}_{k}']
+    out.append(F08_FUNCTIONS)
+    out += procs
+    out.append('end module mpi_f08')
+    if skipped:
+        out.insert(2, '! Not in it: ' + ', '.join(skipped))
+    return '\n'.join(out) + '\n'
+
+
 def main():
-    header, bindings_c, fconst_c, interfaces_h = sys.argv[1:5]
+    header, bindings_c, fconst_c, interfaces_h, f08_f90 = sys.argv[1:6]
     text, fns = parse(header)
     out = ['/* Generated by mpi/fortran/gen_fortran.py from include/mpi.h: the',
            ' * Fortran bindings that translate argument by argument. */',
@@ -315,6 +549,8 @@ def main():
         f.write(fconst(text))
     with open(interfaces_h, 'w') as f:
         f.write(interfaces(fns))
+    with open(f08_f90, 'w') as f:
+        f.write(f08_module(fns))
 
 
 if __name__ == '__main__':

@@ -2,7 +2,7 @@
 # mpicc's contract: -show prints the real command; -c, -o and other flags
 # pass through; the program runs under mpirun and as a singleton with no
 # LD_LIBRARY_PATH or FI_PROVIDER_PATH, from the build tree and after
-# `meson install` into a fresh prefix.
+# `meson install` into a fresh prefix (and there, mpif90 with `use mpi_f08`).
 # usage: mpicc_check.sh SOURCE_ROOT MPICC MPIRUN
 set -u
 src=$1 mpicc=$2 mpirun=$3
@@ -65,6 +65,25 @@ if meson setup --prefix="$tmp/inst" -Dtests=false "$tmp/b" "$src" >"$tmp/setup.l
 	"$tmp/inst/"*) ok "installed program uses the installed libmpi" ;;
 	*) bad "installed program's libmpi: $lib" ;;
 	esac
+	# Fortran 2008: the installed module and libmpi_f08.
+	if [ -x "$tmp/inst/bin/mpif90" ]; then
+		cat >"$tmp/hello08.f90" <<'F'
+program hello08
+  use mpi_f08
+  implicit none
+  integer :: r, n, s
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, r)
+  call MPI_Comm_size(MPI_COMM_WORLD, n)
+  call MPI_Allreduce(1, s, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  print '(a,i0,a,i0,a,i0)', 'f08 ', r, ' of ', n, ' sum ', s
+  call MPI_Finalize()
+end program hello08
+F
+		out=$("$tmp/inst/bin/mpif90" "$tmp/hello08.f90" -o "$tmp/h08" 2>&1 && run_clean "$tmp/h08" 2>&1)
+		[ "$out" = "f08 0 of 1 sum 1" ] && ok "installed mpif90: use mpi_f08" ||
+			bad "installed mpif90, use mpi_f08: $out"
+	fi
 else
 	tail -20 "$tmp/setup.log" "$tmp/install.log"
 	bad "meson install"

@@ -340,45 +340,22 @@ F08_SPECIAL = {
                       ['buffer_addr', 'size', 'ierr'], 'ierror'),
 }
 
-F08_FUNCTIONS = """
-  double precision function MPI_Wtime()
-    interface
-      double precision function pmpi_wtime()
-      end function pmpi_wtime
-    end interface
-    MPI_Wtime = pmpi_wtime()
-  end function MPI_Wtime
+# The routines that are functions: name, result type (also the arguments').
+F08_FUNCTIONS = [('Wtime', 'double precision', []), ('Wtick', 'double precision', []),
+                 ('Aint_add', 'integer(kind=MPI_ADDRESS_KIND)', ['base', 'disp']),
+                 ('Aint_diff', 'integer(kind=MPI_ADDRESS_KIND)', ['addr1', 'addr2'])]
 
-  double precision function MPI_Wtick()
-    interface
-      double precision function pmpi_wtick()
-      end function pmpi_wtick
-    end interface
-    MPI_Wtick = pmpi_wtick()
-  end function MPI_Wtick
 
-  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp)
-    integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp
-    interface
-      function pmpi_aint_add(base, disp)
-        import :: MPI_ADDRESS_KIND
-        integer(kind=MPI_ADDRESS_KIND) :: pmpi_aint_add, base, disp
-      end function pmpi_aint_add
-    end interface
-    MPI_Aint_add = pmpi_aint_add(base, disp)
-  end function MPI_Aint_add
-
-  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_diff(addr1, addr2)
-    integer(kind=MPI_ADDRESS_KIND), intent(in) :: addr1, addr2
-    interface
-      function pmpi_aint_diff(addr1, addr2)
-        import :: MPI_ADDRESS_KIND
-        integer(kind=MPI_ADDRESS_KIND) :: pmpi_aint_diff, addr1, addr2
-      end function pmpi_aint_diff
-    end interface
-    MPI_Aint_diff = pmpi_aint_diff(addr1, addr2)
-  end function MPI_Aint_diff
-"""
+def f08_function(name, rtype, args):
+    a, callee = ', '.join(args), f'pmpi_{name.lower()}'
+    lines = [f'  {rtype} function MPI_{name}({a})']
+    if args:
+        lines.append(f'    {rtype}, intent(in) :: {a}')
+    lines += ['    interface', f'      function {callee}({a})', '        import',
+              f'        {rtype} :: {callee}' + (f', {a}' if args else ''),
+              f'      end function {callee}', '    end interface',
+              f'    MPI_{name} = {callee}({a})', f'  end function MPI_{name}']
+    return '\n'.join(lines)
 
 
 def f08_decl(name, ctype, p, dummy):
@@ -451,7 +428,7 @@ def f08_routine(head, decls, callee, idecls, args, ierror):
 def f08_module(fns):
     procs, skipped = [], []
     for ret, name, params in fns:
-        if name in NOT_BOUND or name in ('Wtime', 'Wtick', 'Aint_add', 'Aint_diff'):
+        if name in NOT_BOUND or name in [f[0] for f in F08_FUNCTIONS]:
             continue
         if name in F08_SPECIAL:
             procs.append(f08_routine(*F08_SPECIAL[name]))
@@ -516,7 +493,7 @@ def f08_module(fns):
                     f'    type({h}), intent(in) :: a, b',
                     f'    mbmpi_{fn}_{k} = a%MPI_VAL {op} b%MPI_VAL',
                     f'  end function mbmpi_{fn}_{k}']
-    out.append(F08_FUNCTIONS)
+    out += [f08_function(*f) for f in F08_FUNCTIONS]
     out += procs
     out.append('end module mpi_f08')
     if skipped:

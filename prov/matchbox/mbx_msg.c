@@ -372,12 +372,11 @@ static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_
 			     (buf || !len) && len <= MBX_MAX_MSG_SIZE, 1)) {
 		if (!ep->directed)
 			src = FI_ADDR_UNSPEC;
-		if (src == FI_ADDR_UNSPEC)
-			return rx_post(ep, &iov, 1, len, src, tag, ignore, context,
-				       ep->rx_op_flags, true);
-		if (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved)
-			return rx_post(ep, &iov, 1, len, ep->av->tab[src].canon, tag, ignore,
-				       context, ep->rx_op_flags, true);
+		if (src == FI_ADDR_UNSPEC ||
+		    (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved))
+			return rx_post(ep, &iov, 1, len,
+				       src == FI_ADDR_UNSPEC ? src : ep->av->tab[src].canon, tag,
+				       ignore, context, ep->rx_op_flags, true);
 	}
 	return recv_common(ep, &iov, 1, src, tag, ignore, context, ep->rx_op_flags, true);
 }

@@ -26,6 +26,7 @@ check() { # name, command...
 	st=$?
 	if [ $st = 0 ]; then
 		pass=$((pass + 1))
+		echo "$out" | grep -q "launching once more" && name+=" [Open MPI launched twice]"
 		awk -v n="$name" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "ok   %s (%.1f s)\n", n, b - a}'
 	else
 		fail=$((fail + 1))
@@ -368,10 +369,24 @@ ompi() { # hosts, program path, extra mpirun.openmpi args...
 	# the hosts share one hostname and so one session directory, in which
 	# each host's daemon wrote the same shared topology file; 1 start in 8
 	# to 20 under load crashed a daemon in hwloc_shmem_topology_write.
-	ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --bind-to none --host "$list" \
-		-n $((2 * hosts)) --mca rtc_hwloc_vmhole none \
-		--mca plm_rsh_agent "$here/nsrsh" --mca btl_tcp_if_include eth0 \
-		--mca oob_tcp_if_include eth0 "$@" "$prog"
+	local try out st
+	for try in 1 2; do
+		out=$(ip netns exec mbx-h0 mpirun.openmpi --allow-run-as-root --bind-to none --host "$list" \
+			-n $((2 * hosts)) --mca rtc_hwloc_vmhole none \
+			--mca plm_rsh_agent "$here/nsrsh" --mca btl_tcp_if_include eth0 \
+			--mca oob_tcp_if_include eth0 "$@" "$prog" 2>&1)
+		st=$?
+		# Open MPI's own daemons, not the program, failed to connect to each
+		# other (its out-of-band TCP layer): CI hit this on the first launch
+		# on a fresh 4-host cluster, twice; never reproduced by hand. One
+		# more launch, said aloud; any other failure counts as it is.
+		if [ $st = 0 ] || [ $try = 2 ] ||
+			! echo "$out" | grep -q "unable to complete a TCP connection"; then
+			echo "$out"
+			return $st
+		fi
+		echo "(Open MPI's daemons failed to connect; launching once more)"
+	done
 }
 ompi_cm() { # hosts, program, mode
 	local out st

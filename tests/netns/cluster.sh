@@ -37,6 +37,12 @@ up() {
 	ip -n "$SW" link set lo up
 	for ((k = 0; k < n; k++)); do
 		ip netns add "mbx-h$k" || return 1
+		# IPv4 only: an interface just brought up holds a tentative IPv6
+		# link-local address for about a second (duplicate address
+		# detection), and Open MPI's launcher, built with IPv6, would
+		# offer it to its daemons as a way to reach this host.
+		ip netns exec "mbx-h$k" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 2>/dev/null
 		ip link add "mbxh${k}" netns "mbx-h$k" type veth peer name "port$k" netns "$SW" || return 1
 		ip -n "mbx-h$k" link set "mbxh${k}" name eth0
 		ip -n "mbx-h$k" addr add "$NET.$((10 + k))/24" dev eth0

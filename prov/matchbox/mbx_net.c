@@ -492,7 +492,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	}
 	p->net = np;
 	p->cma_ok = false;
-	p->eager_limit = n->pool_size[POOL_HI] - HDR - sizeof(struct mbx_wire);
+	p->eager_limit = n->pool_size[POOL_HI] - HDR - sizeof(struct mbx_wire) - MBX_WIRE_OP_HDR_MAX;
 	if (p->eager_limit > ep->eager_limit)
 		p->eager_limit = ep->eager_limit;
 	p->piece_limit = n->pool_size[POOL_BIG] - HDR - sizeof(struct mbx_wire);
@@ -1382,6 +1382,7 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 	struct nhdr *h = nb_hdr(b);
 	struct mbx_npeer *np;
 	struct ncls *cl;
+	bool credited;
 	void *held;
 
 	if (!hdr_ok(ep, h, got, CH_OF(cls)) || !(np = peer_of(ep, &h->src)) ||
@@ -1393,9 +1394,10 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 	cl = &np->cl[cls];
 	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
 	mbu_count_seen(&np->conn_seen, h->consumed, np->conn_sent);
-	if (h->credits <= n->credits && cl->credits + h->credits <= n->credits)
+	credited = h->credits && h->credits <= n->credits && cl->credits + h->credits <= n->credits;
+	if (credited)
 		cl->credits += h->credits;
-	else
+	else if (h->credits)
 		n->st.bad_frames++;
 	if (h->win >= win_min(n) && h->win <= n->credits)
 		cl->peer_win = h->win;
@@ -1409,13 +1411,18 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 			nb_put(n, b);
 			if (np->p->net)
 				return_credits(ep, np, CL_LO);
-			return;
+		} else {
+			/* Whatever came earlier by datagram goes first. */
+			while ((held = mbu_rel_rx_pop(&np->rrx)))
+				mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
+			mbu_dlist_insert_tail(&b->link, &np->inq);
+			np_deliver(ep, np);
 		}
-		/* Whatever came earlier by datagram goes first. */
-		while ((held = mbu_rel_rx_pop(&np->rrx)))
-			mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
-		mbu_dlist_insert_tail(&b->link, &np->inq);
-		np_deliver(ep, np);
+		/* Credits that came with data let frames waiting in the ring go
+		 * now: left for the next tick, a stream of RMA writes moved one
+		 * window a millisecond (32 frames: 130 MB/s at 4 KiB). */
+		if (credited && np->p->net)
+			np_flush(ep, np);
 		return;
 	case NT_CLOSE_REQ:
 		on_close_req(ep, np, cls);
@@ -2163,7 +2170,8 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->credits = (uint32_t)mbx_param.net_credits;
 	n->pool_size[POOL_TINY] = TINY_MAX;
 	n->pool_size[POOL_SMALL] = DGRAM_MAX;
-	n->pool_size[POOL_HI] = HDR + sizeof(struct mbx_wire) + mbx_param.net_eager;
+	n->pool_size[POOL_HI] = HDR + sizeof(struct mbx_wire) + MBX_WIRE_OP_HDR_MAX +
+				mbx_param.net_eager;
 	n->pool_size[POOL_BIG] = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
 	if (n->pool_size[POOL_HI] < DGRAM_MAX)
 		n->pool_size[POOL_HI] = DGRAM_MAX;	/* RTS frames must fit */
@@ -2311,7 +2319,7 @@ void mbx_net_close(struct mbx_ep *ep)
 			 "%llu refused, %llu over budget, %llu closed, max %llu open; %llu datagram "
 			 "and %llu connection frames, %llu retransmits, %llu duplicates, %llu bad; "
 			 "%llu large messages pulled by fi_read; %llu low-priority connections, "
-			 "%llu frames on them\n",
+			 "%llu frames on them; %llu credit waits\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
 			 (unsigned long long)n->st.conns_accepted,
 			 (unsigned long long)n->st.conns_refused,
@@ -2322,7 +2330,8 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
 			 (unsigned long long)n->st.bad_frames,
 			 (unsigned long long)ep->stats.rdv_read,
-			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs);
+			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs,
+			 (unsigned long long)n->st.credit_waits);
 	/* Registrations of sends still waiting go before their domain. */
 	for (size_t i = 0; i < ep->tx_cap; i++)
 		mbx_net_rma_release(ep, &ep->txs[i]);

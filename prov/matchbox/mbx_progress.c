@@ -490,7 +490,9 @@ static int atomic_piece(struct mbx_tx *tx, struct mbx_peer *p, size_t ri, size_t
 static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
 {
 	struct mbx_peer *p = tx->peer;
-	size_t chunk = p->eager_limit - sizeof(struct mbx_wire_rma);
+	/* Every ring and receive buffer takes eager_limit bytes after the
+	 * largest operation header (MBX_WIRE_OP_HDR_MAX). */
+	size_t chunk = p->eager_limit;
 	bool moved = false;
 	int ret = 0;
 
@@ -800,8 +802,8 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 	/* An inject's buffer is the caller's again when we return. One that
 	 * takes several frames is copied first, as the ring may take only
 	 * some of them now; a one-frame inject is copied only if it waits. */
-	one_frame = p->eager_limit - (r->op == MBX_OP_ATOMIC ? sizeof(struct mbx_wire_atomic) :
-				      sizeof(struct mbx_wire_rma));
+	one_frame = r->op == MBX_OP_ATOMIC ? p->eager_limit - sizeof(struct mbx_wire_atomic) :
+					     p->eager_limit;
 	if (inject && (r->len > one_frame || !mbu_dlist_empty(&p->txq)) && tx_bounce(ep, tx, r))
 		return -FI_EAGAIN;
 	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))

@@ -112,6 +112,12 @@ struct mbx_wire_atomic {
 	uint64_t cqdata;	/* with MBX_WF_CQDATA on the last piece */
 };
 
+/* The largest header an RMA or atomic frame adds after struct mbx_wire:
+ * receive buffers leave room for it, so that a write of the eager size
+ * still goes in one frame. */
+#define MBX_WIRE_OP_HDR_MAX sizeof(struct mbx_wire_atomic)
+_Static_assert(sizeof(struct mbx_wire_rma) <= MBX_WIRE_OP_HDR_MAX, "op header room");
+
 #define MBX_ATOMIC_TAG(kind, op, dt) ((uint64_t)(kind) << 16 | (uint64_t)(op) << 8 | (uint64_t)(dt))
 #define MBX_ATOMIC_KIND(tag) ((int)((tag) >> 16 & 0xff))
 #define MBX_ATOMIC_OP(tag) ((int)((tag) >> 8 & 0xff))

@@ -30,7 +30,9 @@ table() { # peer name; reads "op prov bytes lat value" lines
 			if (!((ops[o] " " s[i]) in seen)) continue
 			a = med(lat[ops[o] " matchbox " s[i]]); b = med(lat[ops[o] " " peer " " s[i]])
 			c = med(val[ops[o] " matchbox " s[i]]); d = med(val[ops[o] " " peer " " s[i]])
-			printf "%-6s %9s %12.2f %12.2f %7.2f %12.1f %12.1f %7.2f\n", ops[o], s[i], a, b,
+			# atomic rates are millions a second: three decimals
+			f = ops[o] == "atomic" ? "%12.3f %12.3f" : "%12.1f %12.1f"
+			printf "%-6s %9s %12.2f %12.2f %7.2f " f " %7.2f\n", ops[o], s[i], a, b,
 			       b ? a / b : 0, c, d, d ? c / d : 0
 		}
 		print "(latency: microseconds from post to local completion, one at a time;"

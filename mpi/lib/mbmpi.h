@@ -482,6 +482,11 @@ size_t mbmpi_fab_atomic_max(struct mbmpi_fab *x, int kind, int fdt, int fop);
 int mbmpi_fab_getopt(struct mbmpi_fab *x, int name, void *val, size_t *len);
 
 /* ---- Process-wide state ---- */
+/* The performance variables MPI_T reads: messages the point-to-point layer
+ * started and received (the library's own collective traffic included). */
+enum { MBMPI_PV_SENT_MSGS, MBMPI_PV_SENT_BYTES, MBMPI_PV_RECV_MSGS, MBMPI_PV_RECV_BYTES,
+       MBMPI_PV_N };
+
 struct mbmpi_state {
 	int initialized, finalized;
 	int thread_level;
@@ -503,6 +508,7 @@ struct mbmpi_state {
 	size_t coll_shm;           /* node-local collectives: largest region (0: never) */
 	bool coll_hier;            /* collectives across nodes: node, then leaders, then node */
 	bool progress_thread;      /* MATCHBOX_MPI_PROGRESS=thread: ask for FI_PROGRESS_AUTO */
+	uint64_t pv[MBMPI_PV_N];   /* MPI_T performance counters (mbmpi_t.c), under the lock */
 };
 extern struct mbmpi_state mbmpi;
 

@@ -109,9 +109,15 @@ void mbmpi_req_done(struct mbmpi_req *r)
 	 * byte waits for the store (a quarter of the time at high message rate). */
 	bool release = r->internal || r->user_freed;
 
-	if (r->kind == MBMPI_REQ_RECV && r->tmp && !r->status.mbmpi_cancelled) {
+	if (r->kind == MBMPI_REQ_RECV && !r->status.mbmpi_cancelled) {
 		size_t got = r->status.mbmpi_bytes;
-		mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
+
+		if (r->tmp)
+			mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
+		if (!r->err || r->err == MPI_ERR_TRUNCATE) {
+			mbmpi.pv[MBMPI_PV_RECV_MSGS]++;
+			mbmpi.pv[MBMPI_PV_RECV_BYTES] += got;
+		}
 	}
 	if (r->tmp && !r->tmp_is_bsend) {
 		free(r->tmp);
@@ -227,6 +233,10 @@ static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 		return MPI_SUCCESS;
 	}
 	r->clen = bytes;
+	if (send) {
+		mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
+		mbmpi.pv[MBMPI_PV_SENT_BYTES] += bytes;
+	}
 	if (r->tmp_is_bsend)
 		return MPI_SUCCESS; /* already packed into the attached buffer */
 	if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
@@ -866,6 +876,8 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 			if (ret > 0)
 				return MBMPI_ERR(c, ret);
 			if (ret == 0) {
+				mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
+				mbmpi.pv[MBMPI_PV_SENT_BYTES] += (size_t)count * d->size;
 				if (out)
 					*out = &mbmpi_req_sent;
 				return MPI_SUCCESS;

@@ -4,10 +4,11 @@
  * MPI_Finalize as well. The control variables are the library's parameters
  * (mbmpi_params.h, the table `mpirun --params` prints), each a string read
  * from the environment when the library starts, so they are read-only
- * here: writing one is MPI_T_ERR_CVAR_SET_NEVER. They form one category.
- * There are no performance variables yet: sessions can be made, and every
- * pvar index is invalid. Every call answers with an MPI_T error class and
- * never invokes an error handler, as the standard asks.
+ * here: writing one is MPI_T_ERR_CVAR_SET_NEVER. The performance variables
+ * are counters of the point-to-point layer's messages and bytes, read-only
+ * and continuous. Both kinds form one category. Every call answers with an
+ * MPI_T error class and never invokes an error handler, as the standard
+ * asks.
  */
 #include "mbmpi.h"
 #include "mbmpi_params.h"
@@ -28,7 +29,8 @@ static const struct t_cvar t_cvars[] = { MBMPI_PARAMS(T_ENTRY) };
 
 static const char t_cat_name[] = "matchbox_mpi";
 static const char t_cat_desc[] =
-	"Parameters of Matchbox MPI, set in the environment before the program starts";
+	"Parameters of Matchbox MPI, set in the environment before the program starts, and "
+	"its message counters";
 
 static atomic_int t_inits;
 
@@ -39,6 +41,7 @@ struct mbmpi_t_cvar {
 
 struct mbmpi_t_session {
 	uint64_t magic;
+	struct mbmpi_t_pvar *handles;
 };
 
 /* Copies a string the MPI_T way: with no buffer (or a zero length) only
@@ -234,7 +237,34 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 }
 MBMPI_ALIAS(T_cvar_write)
 
-/* ---- Performance variables: none yet ---- */
+/* ---- Performance variables ---- */
+
+/* Counters the library keeps under its lock (mbmpi.pv): read-only and
+ * continuous, so a handle only reads. */
+struct t_pvar {
+	const char *name, *desc;
+	int id;
+};
+
+static const struct t_pvar t_pvars[] = {
+	{"matchbox_mpi_sent_messages",
+	 "Point-to-point messages this process started since MPI_Init, the library's own "
+	 "collective traffic included", MBMPI_PV_SENT_MSGS},
+	{"matchbox_mpi_sent_bytes", "Bytes of those messages", MBMPI_PV_SENT_BYTES},
+	{"matchbox_mpi_received_messages",
+	 "Point-to-point messages this process received since MPI_Init (truncated ones "
+	 "included, cancelled receives not), the library's own collective traffic included",
+	 MBMPI_PV_RECV_MSGS},
+	{"matchbox_mpi_received_bytes", "Bytes placed by those receives", MBMPI_PV_RECV_BYTES},
+};
+#define T_NPVARS ((int)(sizeof(t_pvars) / sizeof(t_pvars[0])))
+
+struct mbmpi_t_pvar {
+	uint64_t magic;
+	int index;
+	struct mbmpi_t_session *session;
+	struct mbmpi_t_pvar *next;	/* the session's handles */
+};
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
@@ -242,7 +272,7 @@ int PMPI_T_pvar_get_num(int *num_pvar)
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!num_pvar)
 		return MPI_T_ERR_INVALID;
-	*num_pvar = 0;
+	*num_pvar = T_NPVARS;
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_pvar_get_num)
@@ -251,20 +281,44 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 			 int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
 			 int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
 {
-	(void)pvar_index, (void)name, (void)name_len, (void)verbosity, (void)var_class;
-	(void)datatype, (void)enumtype, (void)desc, (void)desc_len, (void)bind, (void)readonly;
-	(void)continuous, (void)atomic;
-	return t_ready() ? MPI_T_ERR_INVALID_INDEX : MPI_T_ERR_NOT_INITIALIZED;
+	if (!t_ready())
+		return MPI_T_ERR_NOT_INITIALIZED;
+	if (pvar_index < 0 || pvar_index >= T_NPVARS)
+		return MPI_T_ERR_INVALID_INDEX;
+	t_str(t_pvars[pvar_index].name, name, name_len);
+	t_str(t_pvars[pvar_index].desc, desc, desc_len);
+	if (verbosity)
+		*verbosity = MPI_T_VERBOSITY_USER_BASIC;
+	if (var_class)
+		*var_class = MPI_T_PVAR_CLASS_COUNTER;
+	if (datatype)
+		*datatype = MPI_UNSIGNED_LONG_LONG;
+	if (enumtype)
+		*enumtype = MPI_T_ENUM_NULL;
+	if (bind)
+		*bind = MPI_T_BIND_NO_OBJECT;
+	if (readonly)
+		*readonly = 1;
+	if (continuous)
+		*continuous = 1;
+	if (atomic)
+		*atomic = 0;
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_pvar_get_info)
 
 int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
-	(void)var_class;
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!name || !pvar_index)
 		return MPI_T_ERR_INVALID;
+	for (int i = 0; i < T_NPVARS; i++) {
+		if (!strcmp(name, t_pvars[i].name) && var_class == MPI_T_PVAR_CLASS_COUNTER) {
+			*pvar_index = i;
+			return MPI_SUCCESS;
+		}
+	}
 	return MPI_T_ERR_INVALID_NAME;
 }
 MBMPI_ALIAS(T_pvar_get_index)
@@ -277,7 +331,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!session)
 		return MPI_T_ERR_INVALID;
-	if (!(s = malloc(sizeof(*s))))
+	if (!(s = calloc(1, sizeof(*s))))
 		return MPI_T_ERR_MEMORY;
 	s->magic = T_MAGIC;
 	*session = s;
@@ -290,12 +344,20 @@ static bool t_session_ok(MPI_T_pvar_session s)
 	return s && s->magic == T_MAGIC;
 }
 
+/* Freeing a session frees the handles still allocated in it. */
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+	struct mbmpi_t_pvar *h, *next;
+
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!session || !t_session_ok(*session))
 		return MPI_T_ERR_INVALID_SESSION;
+	for (h = (*session)->handles; h; h = next) {
+		next = h->next;
+		h->magic = 0;
+		free(h);
+	}
 	(*session)->magic = 0;
 	free(*session);
 	*session = MPI_T_PVAR_SESSION_NULL;
@@ -306,70 +368,133 @@ MBMPI_ALIAS(T_pvar_session_free)
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
 			     MPI_T_pvar_handle *handle, int *count)
 {
-	(void)pvar_index, (void)obj_handle, (void)handle, (void)count;
+	struct mbmpi_t_pvar *h;
+
+	(void)obj_handle;	/* bound to no object */
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
-	return t_session_ok(session) ? MPI_T_ERR_INVALID_INDEX : MPI_T_ERR_INVALID_SESSION;
+	if (!t_session_ok(session))
+		return MPI_T_ERR_INVALID_SESSION;
+	if (pvar_index < 0 || pvar_index >= T_NPVARS)
+		return MPI_T_ERR_INVALID_INDEX;
+	if (!handle || !count)
+		return MPI_T_ERR_INVALID;
+	if (!(h = malloc(sizeof(*h))))
+		return MPI_T_ERR_MEMORY;
+	h->magic = T_MAGIC;
+	h->index = pvar_index;
+	h->session = session;
+	h->next = session->handles;
+	session->handles = h;
+	*handle = h;
+	*count = 1;
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_pvar_handle_alloc)
 
-/* With no variables there are no handles: only MPI_T_PVAR_ALL_HANDLES, on
- * a valid session, names something (nothing), for start, stop and reset. */
-static int t_pvar_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bool all_ok)
+/* The checks every handle call makes: initialized, a live session, and a
+ * handle of that session (MPI_T_PVAR_ALL_HANDLES where `all_ok`). */
+static int t_pvar_check(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bool all_ok)
 {
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!t_session_ok(session))
 		return MPI_T_ERR_INVALID_SESSION;
-	return all_ok && handle == MPI_T_PVAR_ALL_HANDLES ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+	if (all_ok && handle == MPI_T_PVAR_ALL_HANDLES)
+		return MPI_SUCCESS;
+	for (struct mbmpi_t_pvar *h = session->handles; h; h = h->next)
+		if (h == handle)
+			return MPI_SUCCESS;
+	return MPI_T_ERR_INVALID_HANDLE;
 }
 
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
-	return t_pvar_op(session, handle ? *handle : MPI_T_PVAR_HANDLE_NULL, false);
+	struct mbmpi_t_pvar **pp;
+	int ret;
+
+	if (!handle)
+		return t_ready() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+	if ((ret = t_pvar_check(session, *handle, false)))
+		return ret;
+	for (pp = &session->handles; *pp != *handle; pp = &(*pp)->next)
+		;
+	*pp = (*handle)->next;
+	(*handle)->magic = 0;
+	free(*handle);
+	*handle = MPI_T_PVAR_HANDLE_NULL;
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_pvar_handle_free)
 
+/* Every variable is continuous: one handle cannot be started or stopped,
+ * and all of a session's handles are (there are none that can be). */
+static int t_pvar_startstop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+	int ret = t_pvar_check(session, handle, true);
+
+	return ret || handle == MPI_T_PVAR_ALL_HANDLES ? ret : MPI_T_ERR_PVAR_NO_STARTSTOP;
+}
+
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-	return t_pvar_op(session, handle, true);
+	return t_pvar_startstop(session, handle);
 }
 MBMPI_ALIAS(T_pvar_start)
 
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-	return t_pvar_op(session, handle, true);
+	return t_pvar_startstop(session, handle);
 }
 MBMPI_ALIAS(T_pvar_stop)
 
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-	(void)buf;
-	return t_pvar_op(session, handle, false);
+	int held, ret = t_pvar_check(session, handle, false);
+	unsigned long long v;
+
+	if (ret)
+		return ret;
+	if (!buf)
+		return MPI_T_ERR_INVALID;
+	/* The counters move under the library's lock, in other threads too. */
+	held = mbmpi_enter();
+	v = mbmpi.pv[t_pvars[handle->index].id];
+	mbmpi_leave(&held);
+	memcpy(buf, &v, sizeof(v));
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_pvar_read)
 
+/* Read-only variables: nothing can be written or reset, one handle at a
+ * time; all handles of a session reset (none of them can be) succeeds. */
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
+	int ret = t_pvar_check(session, handle, false);
+
 	(void)buf;
-	return t_pvar_op(session, handle, false);
+	return ret ? ret : MPI_T_ERR_PVAR_NO_WRITE;
 }
 MBMPI_ALIAS(T_pvar_write)
 
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-	return t_pvar_op(session, handle, true);
+	int ret = t_pvar_check(session, handle, true);
+
+	return ret || handle == MPI_T_PVAR_ALL_HANDLES ? ret : MPI_T_ERR_PVAR_NO_WRITE;
 }
 MBMPI_ALIAS(T_pvar_reset)
 
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+	int ret = t_pvar_check(session, handle, false);
+
 	(void)buf;
-	return t_pvar_op(session, handle, false);
+	return ret ? ret : MPI_T_ERR_PVAR_NO_WRITE;
 }
 MBMPI_ALIAS(T_pvar_readreset)
 
-/* ---- Categories: one, holding every control variable ---- */
+/* ---- Categories: one, holding every variable ---- */
 
 int PMPI_T_category_get_num(int *num_cat)
 {
@@ -394,7 +519,7 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
 	if (num_cvars)
 		*num_cvars = T_NCVARS;
 	if (num_pvars)
-		*num_pvars = 0;
+		*num_pvars = T_NPVARS;
 	if (num_categories)
 		*num_categories = 0;
 	return MPI_SUCCESS;
@@ -430,12 +555,15 @@ MBMPI_ALIAS(T_category_get_cvars)
 
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
-	(void)indices;
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (cat_index != 0)
 		return MPI_T_ERR_INVALID_INDEX;
-	return len < 0 ? MPI_T_ERR_INVALID : MPI_SUCCESS;
+	if (len < 0 || (len > 0 && !indices))
+		return MPI_T_ERR_INVALID;
+	for (int i = 0; i < len && i < T_NPVARS; i++)
+		indices[i] = i;
+	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(T_category_get_pvars)
 

@@ -20,14 +20,17 @@ static void my_handler(MPI_Comm *comm, int *code, ...)
 
 /* MPI_T works before MPI_Init and after MPI_Finalize: every control
  * variable described and read, the library's own value (the environment's,
- * or the default) read back, nothing writable, no performance variables,
- * one category holding the variables, and the errors. */
+ * or the default) read back, nothing writable, the performance counters
+ * described, read through handles and nothing else, one category holding
+ * the variables, and the errors. */
 static void tool_interface(void)
 {
 	int provided = -1, n = -1, idx = -1, count = 0, stamp = -1;
 	char name[128], desc[1024], val[512];
 	MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
 	MPI_T_pvar_session ses = MPI_T_PVAR_SESSION_NULL;
+	MPI_T_pvar_handle ph = MPI_T_PVAR_HANDLE_NULL;
+	unsigned long long val64 = 0;
 
 	CHECK(MPI_T_cvar_get_num(&n) == MPI_T_ERR_NOT_INITIALIZED);
 	CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
@@ -83,13 +86,53 @@ static void tool_interface(void)
 	CHECK(MPI_T_cvar_read(MPI_T_CVAR_HANDLE_NULL, val) == MPI_T_ERR_INVALID_HANDLE);
 
 	CHECK_MPI(MPI_T_pvar_get_num(&n));
-	CHECK(n == 0);
-	CHECK(MPI_T_pvar_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	CHECK(n == 4);
+	for (int i = 0; i < n; i++) {
+		int nl = sizeof(name), dl = sizeof(desc), verb = 0, cls = 0, bind = 0, ro = 0, cont = 0;
+		int atom = -1;
+		MPI_Datatype dt = MPI_DATATYPE_NULL;
+		MPI_T_enum et = (MPI_T_enum)1;
+
+		CHECK_MPI(MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &et, desc, &dl, &bind,
+					      &ro, &cont, &atom));
+		CHECK(!strncmp(name, "matchbox_mpi_", 13) && dl > 10);
+		CHECK(cls == MPI_T_PVAR_CLASS_COUNTER && dt == MPI_UNSIGNED_LONG_LONG);
+		CHECK(et == MPI_T_ENUM_NULL && bind == MPI_T_BIND_NO_OBJECT && ro && cont && !atom);
+		CHECK_MPI(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx));
+		CHECK(idx == i);
+		CHECK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_LEVEL, &idx) ==
+		      MPI_T_ERR_INVALID_NAME);
+	}
+	CHECK(MPI_T_pvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 				  NULL, NULL) == MPI_T_ERR_INVALID_INDEX);
 	CHECK_MPI(MPI_T_pvar_session_create(&ses));
 	CHECK_MPI(MPI_T_pvar_start(ses, MPI_T_PVAR_ALL_HANDLES));
 	CHECK_MPI(MPI_T_pvar_stop(ses, MPI_T_PVAR_ALL_HANDLES));
-	CHECK(MPI_T_pvar_handle_alloc(ses, 0, NULL, NULL, &count) == MPI_T_ERR_INVALID_INDEX);
+	CHECK_MPI(MPI_T_pvar_reset(ses, MPI_T_PVAR_ALL_HANDLES));
+	CHECK(MPI_T_pvar_handle_alloc(ses, n, NULL, &ph, &count) == MPI_T_ERR_INVALID_INDEX);
+	CHECK_MPI(MPI_T_pvar_handle_alloc(ses, 0, NULL, &ph, &count));
+	CHECK(count == 1);
+	/* Continuous and read-only: read, and nothing else. */
+	CHECK_MPI(MPI_T_pvar_read(ses, ph, &val64));
+	CHECK(MPI_T_pvar_start(ses, ph) == MPI_T_ERR_PVAR_NO_STARTSTOP);
+	CHECK(MPI_T_pvar_stop(ses, ph) == MPI_T_ERR_PVAR_NO_STARTSTOP);
+	CHECK(MPI_T_pvar_write(ses, ph, &val64) == MPI_T_ERR_PVAR_NO_WRITE);
+	CHECK(MPI_T_pvar_reset(ses, ph) == MPI_T_ERR_PVAR_NO_WRITE);
+	CHECK(MPI_T_pvar_readreset(ses, ph, &val64) == MPI_T_ERR_PVAR_NO_WRITE);
+	CHECK(MPI_T_pvar_read(ses, MPI_T_PVAR_ALL_HANDLES, &val64) == MPI_T_ERR_INVALID_HANDLE);
+	/* A handle belongs to its session; freeing the session frees the rest. */
+	{
+		MPI_T_pvar_session other = MPI_T_PVAR_SESSION_NULL;
+		MPI_T_pvar_handle left = MPI_T_PVAR_HANDLE_NULL;
+
+		CHECK_MPI(MPI_T_pvar_session_create(&other));
+		CHECK(MPI_T_pvar_read(other, ph, &val64) == MPI_T_ERR_INVALID_HANDLE);
+		CHECK_MPI(MPI_T_pvar_handle_alloc(other, 1, NULL, &left, &count));
+		CHECK_MPI(MPI_T_pvar_session_free(&other));
+	}
+	CHECK_MPI(MPI_T_pvar_handle_free(ses, &ph));
+	CHECK(ph == MPI_T_PVAR_HANDLE_NULL);
+	CHECK(MPI_T_pvar_handle_free(ses, &ph) == MPI_T_ERR_INVALID_HANDLE);
 	CHECK_MPI(MPI_T_pvar_session_free(&ses));
 	CHECK(ses == MPI_T_PVAR_SESSION_NULL);
 	CHECK(MPI_T_pvar_session_free(&ses) == MPI_T_ERR_INVALID_SESSION);
@@ -101,7 +144,7 @@ static void tool_interface(void)
 
 		CHECK_MPI(MPI_T_category_get_info(0, name, &nl, NULL, NULL, &nc, &np, &ncat));
 		CHECK_MPI(MPI_T_cvar_get_num(&all));
-		CHECK(nc == all && np == 0 && ncat == 0);
+		CHECK(nc == all && np == 4 && ncat == 0);
 		CHECK_MPI(MPI_T_category_get_index(name, &idx));
 		CHECK(idx == 0);
 		ix = calloc((size_t)nc, sizeof(int));
@@ -114,6 +157,45 @@ static void tool_interface(void)
 	CHECK_MPI(MPI_T_finalize());
 	CHECK_MPI(MPI_T_finalize());
 	CHECK(MPI_T_finalize() == MPI_T_ERR_NOT_INITIALIZED);
+}
+
+/* The message counters move by exactly what the program sent and
+ * received between two reads: a ring exchange of a small (injected) and a
+ * large message, with no other traffic in between. */
+static void pvar_counts(int rank, int size)
+{
+	enum { SM = 0, SB, RM, RB };
+	static char big[200000], in[2][200000];
+	const char *names[4] = {"matchbox_mpi_sent_messages", "matchbox_mpi_sent_bytes",
+				"matchbox_mpi_received_messages", "matchbox_mpi_received_bytes"};
+	unsigned long long before[4], after[4];
+	MPI_T_pvar_session ses;
+	MPI_T_pvar_handle h[4];
+	MPI_Request rq[4];
+	int provided, idx, count;
+	double small = rank;
+
+	CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+	CHECK_MPI(MPI_T_pvar_session_create(&ses));
+	for (int i = 0; i < 4; i++) {
+		CHECK_MPI(MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx));
+		CHECK_MPI(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h[i], &count));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < 4; i++)
+		CHECK_MPI(MPI_T_pvar_read(ses, h[i], &before[i]));
+	MPI_Irecv(in[0], 8, MPI_BYTE, (rank + size - 1) % size, 1, MPI_COMM_WORLD, &rq[0]);
+	MPI_Irecv(in[1], sizeof(big), MPI_BYTE, (rank + size - 1) % size, 2, MPI_COMM_WORLD, &rq[1]);
+	MPI_Isend(&small, 8, MPI_BYTE, (rank + 1) % size, 1, MPI_COMM_WORLD, &rq[2]);
+	MPI_Isend(big, sizeof(big), MPI_BYTE, (rank + 1) % size, 2, MPI_COMM_WORLD, &rq[3]);
+	MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+	for (int i = 0; i < 4; i++)
+		CHECK_MPI(MPI_T_pvar_read(ses, h[i], &after[i]));
+	CHECK(after[SM] - before[SM] == 2 && after[SB] - before[SB] == 8 + sizeof(big));
+	CHECK(after[RM] - before[RM] == 2 && after[RB] - before[RB] == 8 + sizeof(big));
+	CHECK_MPI(MPI_T_pvar_session_free(&ses));
+	CHECK_MPI(MPI_T_finalize());
+	MPI_Barrier(MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -132,6 +214,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	/* One lock around the library gives MULTIPLE (t_thread drives it). */
 	CHECK(provided == MPI_THREAD_MULTIPLE);
+	pvar_counts(mt_rank, size);
 	CHECK_MPI(MPI_Query_thread(&v));
 	CHECK(v == provided);
 	/* MPI_T's classes are error classes like the others. */

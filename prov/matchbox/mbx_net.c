@@ -24,6 +24,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "mbu_batch.h"
 #include "mbu_credit.h"
 #include "mbu_futex.h"
 #include "mbu_iov.h"
@@ -37,7 +38,7 @@
 #define MBX_GETINFO_HIDDEN (1ULL << 60)
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	4u
+#define NET_VERSION	5u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
 /* libfabric's udp writes a receive completion without looking for room in
@@ -103,6 +104,10 @@ struct nhdr {
 };
 
 #define HDR ((uint32_t)sizeof(struct nhdr))
+_Static_assert(HDR % 8 == 0, "frames after the header stay 8-byte aligned");
+/* A connection send may carry several frames of the high class
+ * (mbu_batch.h); at most this many. */
+#define BATCH_MAX	64u
 
 /* Connection request data: who asks, and whom. */
 struct cm_param {
@@ -139,6 +144,7 @@ struct nbuf {
 	uint64_t txid;		/* ... completes when this frame has left */
 	struct mbx_rx *rx;	/* NB_READ: the receive pulling (with peer, txid) */
 	uint32_t len;
+	uint32_t off;		/* rx of several frames: where the next untaken one starts */
 	uint8_t kind;
 	uint8_t pool;
 	int refs;
@@ -206,6 +212,7 @@ struct mbx_npeer {
 	uint32_t ack_poll;		/* the progress call that made need_ack */
 	bool failed;
 	uint64_t last_rx_ns, last_act_ns;
+	struct mbu_dlist flush_link;	/* net->flushq while its ring waits for a flush */
 };
 
 struct mbx_net {
@@ -232,6 +239,11 @@ struct mbx_net {
 	struct mbu_rcache rc;		/* registrations of large sends' data */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
+	/* While a batch of completions is handled, frames written to peers'
+	 * rings (acknowledgements, read data) wait in the rings, and the peers
+	 * here are flushed after it: the frames then share connection sends. */
+	bool holding;
+	struct mbu_dlist flushq;
 	uint64_t av_gen, last_tick, last_scan;
 	uint64_t dgram_hot_ns, eq_hot_ns;	/* polled on every call until */
 	uint32_t polls;
@@ -477,6 +489,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 			(uint32_t)mbx_param.net_tries);
 	mbu_rel_rx_init(&np->rrx);
 	mbu_dlist_init(&np->inq);
+	mbu_dlist_init(&np->flush_link);
 	np->p = p;
 	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
 	switch (mbx_param.conn_mode) {
@@ -604,6 +617,7 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 			nb_put(n, np->rtx.ent[i].pkt);
 	}
 	mbu_dlist_remove(&np->link);
+	mbu_dlist_remove(&np->flush_link);
 	munmap(np->ring, mbx_param.net_ring_size);
 	free(np);
 	p->net = NULL;
@@ -1118,6 +1132,59 @@ static bool small_by_dgram(const struct mbx_net *n, const struct mbx_npeer *np, 
 	       np->conn_seen == np->conn_sent;
 }
 
+/* Frames after `f` in the ring that may share its send on the high-class
+ * connection: of that class, ones that go by connection anyway (not a
+ * small message, which may take a datagram, nor an eager one, whose send
+ * completes when its own frame has left), all fitting one receive buffer.
+ * Returns the message's length, net header included, and in *cnt the
+ * frames it carries; nothing is consumed. A stream of RMA operations or
+ * their answers so costs one send and one receive a batch, not a frame. */
+static uint32_t batch(const struct mbx_net *n, const struct mbx_npeer *np,
+		      const struct mbu_frame *f, uint32_t *cnt)
+{
+	struct mbu_ring_cons c = np->cons;
+	uint32_t len = HDR + f->len, cap = (uint32_t)n->pool_size[POOL_HI];
+	struct mbu_frame *g;
+
+	*cnt = 1;
+	c.pos += mbu_ring_padded(f->len);
+	while (*cnt < BATCH_MAX && mbu_ring_peek(&c, &g) == MBU_RING_FRAME) {
+		uint8_t op = frame_op(g);
+
+		if (frame_cls(g) != CL_HI || op == MBX_OP_SMALL || op == MBX_OP_EAGER ||
+		    op == MBX_OP_ACK || MBU_BATCH_STEP(len) + g->len > cap)
+			break;
+		len = MBU_BATCH_STEP(len) + g->len;
+		++*cnt;
+		c.pos += mbu_ring_padded(g->len);
+	}
+	return len;
+}
+
+/* Copies the `cnt` frames from `f` on into b, each 8-byte aligned (the
+ * gaps zeroed: they go on the wire). */
+static void batch_copy(const struct mbx_npeer *np, const struct mbu_frame *f, uint32_t cnt,
+		       struct nbuf *b)
+{
+	struct mbu_ring_cons c = np->cons;
+	unsigned char *to = (unsigned char *)nb_frame(b);
+	uint32_t off = 0;
+	struct mbu_frame *g;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		if (k) {
+			memset(to + off, 0, MBU_BATCH_STEP(off) - off);
+			off = MBU_BATCH_STEP(off);
+			c.pos += mbu_ring_padded(f->len);
+			if (mbu_ring_peek(&c, &g) != MBU_RING_FRAME)
+				break;	/* batch() saw it: cannot happen */
+			f = g;
+		}
+		memcpy(to + off, f, f->len);
+		off += f->len;
+	}
+}
+
 /* Move frames from the peer's ring onto a channel, in order, as far as
  * credits, the datagram window and buffers allow. */
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
@@ -1139,15 +1206,19 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 		if (cl_up(cl) && (cls == CL_LO || !small_by_dgram(n, np, need, now))) {
 			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
 				return;	/* datagrams first, or the switch reorders */
+			uint32_t cnt = 1;
+
 			if (!cl->credits) {
 				n->st.credit_waits++;
 				return;
 			}
+			if (cls == CL_HI)
+				len = batch(n, np, f, &cnt);
 			b = nb_get(n, pool_for(n, len), NB_TX);
 			if (!b)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_OF(cls), len);
-			memcpy(nb_frame(b), f, f->len);
+			batch_copy(np, f, cnt, b);
 			track(b, np->p, f);
 			nb_hdr(b)->credits = cl->rx.owed;
 			ret = conn_send(ep, np, cls, b);
@@ -1158,8 +1229,14 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			cl->credits--;
 			if (cls == CL_HI) {
 				np->conn_sent++;
-				if (need)
+				if (need || cnt > 1)
 					np->conn_until_ns = now + STAY_NS;
+			}
+			/* All but the last frame sent; the last is consumed below. */
+			while (--cnt) {
+				mbu_ring_consume(&np->cons, f);
+				if (mbu_ring_peek(&np->cons, &f) != MBU_RING_FRAME)
+					return;	/* cannot happen: batch() saw it */
 			}
 		} else if (cls == CL_LO) {
 			conn_start(ep, np, CL_LO, false);
@@ -1188,6 +1265,13 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			/* (static and ondemand peers never get here: want_conn) */
 			if (n->busy_threshold && ++np->msgs >= n->busy_threshold)
 				busy_peer(ep, np);
+			/* Operations that would rather go by connection (RMA,
+			 * atomics and their answers) make a peer busy too, even
+			 * where small messages keep to datagrams: a stream of
+			 * them moves faster by connection, batched (8-byte
+			 * fi_writes 2.1 against 0.9 MB/s, at the same latency). */
+			else if (need && ++np->msgs >= BUSY_MSGS)
+				busy_peer(ep, np);
 		}
 		mbu_ring_consume(&np->cons, f);
 		np->last_act_ns = now;
@@ -1198,7 +1282,14 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 
 void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
 {
-	np_flush(ep, p->net);
+	struct mbx_npeer *np = p->net;
+
+	if (ep->net->holding) {
+		if (mbu_dlist_empty(&np->flush_link))
+			mbu_dlist_insert_tail(&np->flush_link, &ep->net->flushq);
+		return;
+	}
+	np_flush(ep, np);
 }
 
 /* ---- receiving ---- */
@@ -1214,9 +1305,9 @@ static bool hdr_ok(struct mbx_ep *ep, struct nhdr *h, uint32_t got, uint8_t chan
 	if (h->dst_ep != ep->addr.ep || h->dst_pid != ep->addr.pid)
 		return false;
 	if (h->type == NT_DATA) {
-		const struct mbu_frame *f = (const void *)(h + 1);
-
-		if (got < HDR + sizeof(*f) || f->len != got - HDR)
+		/* One frame, or on a high-class connection a batch of them. */
+		if (!mbu_batch_count((const unsigned char *)h + HDR, got - HDR,
+				     chan == CH_CONN ? BATCH_MAX : 1))
 			return false;
 	} else if (got != HDR) {
 		return false;
@@ -1224,14 +1315,26 @@ static bool hdr_ok(struct mbx_ep *ep, struct nhdr *h, uint32_t got, uint8_t chan
 	return true;
 }
 
-/* 1: taken (or dropped as malformed); 0: the matcher cannot take it now. */
+/* 1: every frame in it taken (or dropped as malformed); 0: the matcher
+ * cannot take the next one now, and b->off says where to go on. hdr_ok
+ * has checked the frames' lengths against the message's. */
 static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
 {
-	int r = mbx_deliver_frame(ep, np->p, nb_frame(b));
+	uint32_t end = nb_hdr(b)->len - HDR;
 
-	if (r < 0)
-		ep->net->st.bad_frames++;
-	return r != 0;
+	while (b->off < end) {
+		const struct mbu_frame *f = (const void *)((char *)nb_frame(b) + b->off);
+		int r = mbx_deliver_frame(ep, np->p, f);
+
+		if (r == 0)
+			return 0;
+		if (r < 0)
+			ep->net->st.bad_frames++;
+		b->off += MBU_BATCH_STEP(f->len);
+		if (!np->p->net)
+			return 1;	/* failed while delivering */
+	}
+	return 1;
 }
 
 /* Half the window consumed: give it back now, not at the next tick, or a
@@ -1462,7 +1565,7 @@ static void send_failed(struct mbx_ep *ep, struct nbuf *b, int err)
 	conn_op_done(b);
 }
 
-static void read_cqs(struct mbx_ep *ep, bool dgram)
+static void read_cqs_held(struct mbx_ep *ep, bool dgram)
 {
 	struct mbx_net *n = ep->net;
 	struct fi_cq_msg_entry e[CQ_BATCH];
@@ -1538,6 +1641,25 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 			nb_put(n, b);
 			post_srqs(n);
 		}
+	}
+}
+
+/* What the frames read here make us send (acknowledgements, read data,
+ * atomic answers) waits in the peers' rings until all are handled, then
+ * leaves in as few connection sends as batch() allows. */
+static void read_cqs(struct mbx_ep *ep, bool dgram)
+{
+	struct mbx_net *n = ep->net;
+	struct mbu_dlist *it;
+
+	n->holding = true;
+	read_cqs_held(ep, dgram);
+	n->holding = false;
+	while ((it = mbu_dlist_pop(&n->flushq))) {
+		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, flush_link);
+
+		if (!np->failed)
+			np_flush(ep, np);
 	}
 }
 
@@ -2167,6 +2289,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->timer_fd = n->wfd[0] = n->wfd[1] = n->wfd[2] = -1;
 	mbu_dlist_init(&n->peers);
 	mbu_dlist_init(&n->conns);
+	mbu_dlist_init(&n->flushq);
 	n->credits = (uint32_t)mbx_param.net_credits;
 	n->pool_size[POOL_TINY] = TINY_MAX;
 	n->pool_size[POOL_SMALL] = DGRAM_MAX;

@@ -466,6 +466,8 @@ MBMPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype dt, int dest
 				 int source, int recvtag, MPI_Comm comm, MPI_Status *status))
 MBMPI_FN(int, Buffer_attach, (void *buffer, int size))
 MBMPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
+MBMPI_FN(int, Buffer_flush, (void))
+MBMPI_FN(int, Buffer_iflush, (MPI_Request *request))
 MBMPI_FN(int, Wait, (MPI_Request *req, MPI_Status *status))
 MBMPI_FN(int, Test, (MPI_Request *req, int *flag, MPI_Status *status))
 MBMPI_FN(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]))

@@ -318,7 +318,7 @@ void mbmpi_f90_fini(void);
 /* RMA: a one-sided operation (mbmpi_win.c), done when remotely complete. */
 /* GREQ: a generalized request, completed by the program (MPI_Grequest_*). */
 enum mbmpi_req_kind { MBMPI_REQ_SEND = 1, MBMPI_REQ_RECV, MBMPI_REQ_DONE_NOW, MBMPI_REQ_NBC,
-		      MBMPI_REQ_RMA, MBMPI_REQ_GREQ, MBMPI_REQ_PCOLL };
+		      MBMPI_REQ_RMA, MBMPI_REQ_GREQ, MBMPI_REQ_PCOLL, MBMPI_REQ_BFLUSH };
 struct mbmpi_greq {
 	MPI_Grequest_query_function *query;
 	MPI_Grequest_free_function *free_fn;
@@ -365,7 +365,8 @@ struct mbmpi_req {
 	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
 	void *eng;                 /* the engine's own state (host engine: the posted entry) */
 	struct mbmpi_greq greq;
-	struct mbu_dlist link;     /* bsend list */
+	struct mbu_dlist link;     /* bsend list, or the pending buffer flushes */
+	uint64_t bseq;             /* bsend: its number; buffer flush: the last it waits for */
 };
 
 /* One outstanding fabric operation; its context is what libfabric returns. */
@@ -502,6 +503,8 @@ struct mbmpi_state {
 	char *bbuf;
 	size_t bbuf_size;
 	struct mbu_dlist bsends;
+	struct mbu_dlist bflushes; /* MPI_Buffer_iflush requests not yet complete */
+	uint64_t bsend_seq;        /* buffered sends numbered in the order they started */
 	/* collective algorithm choices (0 = automatic) */
 	int alg_bcast, alg_allreduce, alg_allgather, alg_alltoall, alg_reduce_scatter, alg_barrier;
 	size_t max_msg;            /* engine-level message limit; larger ones are chunked */

@@ -848,6 +848,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	if (gethostname(mbmpi.procname, sizeof(mbmpi.procname) - 1))
 		strcpy(mbmpi.procname, "localhost");
 	mbu_dlist_init(&mbmpi.bsends);
+	mbu_dlist_init(&mbmpi.bflushes);
 	mbmpi_dtype_init();
 
 	/* No PMIx server in the environment: a singleton, as `./a.out`. */

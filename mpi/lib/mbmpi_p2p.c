@@ -84,8 +84,12 @@ struct mbmpi_req mbmpi_req_sent = {
 		   .MPI_ERROR = MPI_SUCCESS},
 };
 
+static void mbmpi_bflush_check(void);
+
 void mbmpi_req_free(struct mbmpi_req *r)
 {
+	bool bsend = r->tmp_is_bsend;
+
 	if (r->builtin)
 		return;
 	if (r->kind == MBMPI_REQ_PCOLL)
@@ -96,9 +100,12 @@ void mbmpi_req_free(struct mbmpi_req *r)
 		mbmpi_dt_release(r->dt);
 	if (r->tmp && !r->tmp_is_bsend)
 		free(r->tmp);
-	if (r->tmp_is_bsend)
+	if (bsend || r->kind == MBMPI_REQ_BFLUSH)
 		mbu_dlist_remove(&r->link);
 	mbu_pool_put(&mbmpi_req_pool, r);
+	/* A buffered send finished: flushes waiting for it may be done. */
+	if (bsend && !mbu_dlist_empty(&mbmpi.bflushes))
+		mbmpi_bflush_check();
 }
 
 /* Called when the last fabric operation of a request finished. */
@@ -747,6 +754,73 @@ int PMPI_Buffer_attach(void *buffer, int size)
 }
 MBMPI_ALIAS(Buffer_attach)
 
+/* Whether every buffered send numbered up to `mark` has finished. */
+static bool mbmpi_bsends_done(uint64_t mark)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&mbmpi.bsends, it)
+		if (mbu_container_of(it, struct mbmpi_req, link)->bseq <= mark)
+			return false;
+	return true;
+}
+
+/* A buffered send finished: the flushes that waited only for it and older
+ * ones complete. */
+static void mbmpi_bflush_check(void)
+{
+	struct mbu_dlist *it, *tmp;
+
+	mbu_dlist_foreach_safe(&mbmpi.bflushes, it, tmp) {
+		struct mbmpi_req *f = mbu_container_of(it, struct mbmpi_req, link);
+
+		if (mbmpi_bsends_done(f->bseq)) {
+			mbu_dlist_remove(it);
+			mbmpi_req_done(f);
+		}
+	}
+}
+
+/* MPI-4.1: wait for (or start waiting for) the buffered sends started so
+ * far, keeping the buffer attached. */
+int PMPI_Buffer_flush(void)
+{
+	uint64_t mark;
+	int spins = 0;
+
+	MBMPI_GUARD();
+	MBMPI_CHECK_INIT();
+	mark = mbmpi.bsend_seq;
+	while (!mbmpi_bsends_done(mark))
+		if (!mbmpi_poll())
+			mbmpi_idle(&spins);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Buffer_flush)
+
+int PMPI_Buffer_iflush(MPI_Request *request)
+{
+	struct mbmpi_req *r;
+
+	MBMPI_GUARD();
+	MBMPI_CHECK_INIT();
+	if (!request)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (!(r = mbmpi_req_alloc()))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	r->kind = MBMPI_REQ_BFLUSH;
+	mbmpi_status_empty(&r->status);
+	r->bseq = mbmpi.bsend_seq;
+	mbu_dlist_init(&r->link);
+	if (mbmpi_bsends_done(r->bseq))
+		r->complete = true;
+	else
+		mbu_dlist_insert_tail(&r->link, &mbmpi.bflushes);
+	*request = r;
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(Buffer_iflush)
+
 int mbmpi_bsend_detach_wait(void)
 {
 	int spins = 0;
@@ -818,6 +892,7 @@ static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt,
 	mbmpi_pack(buf, (size_t)count, dt, space);
 	r->tmp = space;
 	r->tmp_is_bsend = true;
+	r->bseq = ++mbmpi.bsend_seq;
 	r->cbuf = space;
 	r->internal = true;
 	mbu_dlist_insert_tail(&r->link, before);

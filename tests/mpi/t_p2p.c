@@ -103,6 +103,58 @@ static void modes(void)
 		MPI_Buffer_detach(&p, &e);
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	}
+#if MPI_VERSION >= 4 || defined(MBMPI_HANDLE)	/* MPI-4.1 */
+	/* Buffer flushes: a buffered send to ourselves too large to go eagerly
+	 * holds the buffer until its receive is posted; an iflush completes
+	 * only then, and a flush waits for the send started before it. Where
+	 * messages are cut into pieces no larger than the eager limit
+	 * (MATCHBOX_MPI_MAX_MSG, the t_p2p-chunked run), the send may finish
+	 * with no receive posted, and a second one then finds room. */
+	{
+		enum { BIG = 100000 };
+		char *big = malloc(2 * BIG), *in = malloc(BIG), *bb = malloc(BIG + MPI_BSEND_OVERHEAD);
+		int flag = -1, e, e2;
+		int pieces = getenv("MATCHBOX_MPI_MAX_MSG") != NULL;
+		MPI_Request fr = MPI_REQUEST_NULL, rr;
+		void *p;
+
+		memset(big, 7, 2 * BIG);
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		CHECK_MPI(MPI_Buffer_attach(bb, BIG + MPI_BSEND_OVERHEAD));
+		CHECK_MPI(MPI_Bsend(big, BIG, MPI_BYTE, rank, 31, MPI_COMM_WORLD));
+		e2 = MPI_Bsend(big, BIG, MPI_BYTE, rank, 31, MPI_COMM_WORLD);
+		CHECK(e2 == MPI_ERR_BUFFER || (pieces && e2 == MPI_SUCCESS));
+		CHECK_MPI(MPI_Buffer_iflush(&fr));
+		for (int i = 0; i < 100; i++)
+			CHECK_MPI(MPI_Test(&fr, &flag, MPI_STATUS_IGNORE));
+		CHECK(pieces || (flag == 0 && fr != MPI_REQUEST_NULL));
+		CHECK_MPI(MPI_Recv(in, BIG, MPI_BYTE, rank, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		if (e2 == MPI_SUCCESS)
+			CHECK_MPI(MPI_Recv(in, BIG, MPI_BYTE, rank, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Wait(&fr, MPI_STATUS_IGNORE));
+		CHECK(fr == MPI_REQUEST_NULL && in[BIG - 1] == 7);
+		/* The room is back. */
+		CHECK_MPI(MPI_Irecv(in, BIG, MPI_BYTE, rank, 32, MPI_COMM_WORLD, &rr));
+		CHECK_MPI(MPI_Bsend(big + BIG, BIG, MPI_BYTE, rank, 32, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Buffer_flush());
+		/* Flushed, so the buffer takes another at once. */
+		CHECK_MPI(MPI_Bsend(big, BIG, MPI_BYTE, rank, 33, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Wait(&rr, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Recv(in, BIG, MPI_BYTE, rank, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Buffer_flush());
+		/* Nothing pending: complete at once. */
+		CHECK_MPI(MPI_Buffer_iflush(&fr));
+		CHECK_MPI(MPI_Test(&fr, &flag, MPI_STATUS_IGNORE));
+		CHECK(flag == 1 && fr == MPI_REQUEST_NULL);
+		CHECK(MPI_Buffer_iflush(NULL) == MPI_ERR_ARG);
+		CHECK_MPI(MPI_Buffer_detach(&p, &e));
+		CHECK(p == bb);
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+		free(big);
+		free(in);
+		free(bb);
+	}
+#endif
 	free(s);
 	free(r);
 }

@@ -360,6 +360,7 @@ struct mbmpi_req {
 	size_t clen;
 	void *tmp;           /* owned bounce buffer (non-contiguous data, bsend) */
 	bool tmp_is_bsend;
+	bool listed;               /* on mbmpi.bsends or mbmpi.bflushes */
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
 	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
@@ -511,7 +512,10 @@ struct mbmpi_state {
 	size_t coll_shm;           /* node-local collectives: largest region (0: never) */
 	bool coll_hier;            /* collectives across nodes: node, then leaders, then node */
 	bool progress_thread;      /* MATCHBOX_MPI_PROGRESS=thread: ask for FI_PROGRESS_AUTO */
-	uint64_t pv[MBMPI_PV_N];   /* MPI_T performance counters (mbmpi_t.c), under the lock */
+	/* MPI_T performance counters (mbmpi_t.c), under the lock: they move
+	 * only while a tool has a handle started (pv_started of them). */
+	uint64_t pv[MBMPI_PV_N];
+	int pv_started;
 };
 extern struct mbmpi_state mbmpi;
 

@@ -86,10 +86,20 @@ struct mbmpi_req mbmpi_req_sent = {
 
 static void mbmpi_bflush_check(void);
 
-void mbmpi_req_free(struct mbmpi_req *r)
+/* A buffered send or a buffer flush leaves its list; a finished buffered
+ * send may complete flushes waiting for it. Out of the common path. */
+static __attribute__((noinline)) void mbmpi_req_unlink(struct mbmpi_req *r)
 {
 	bool bsend = r->tmp_is_bsend;
 
+	mbu_dlist_remove(&r->link);
+	mbu_pool_put(&mbmpi_req_pool, r);
+	if (bsend && !mbu_dlist_empty(&mbmpi.bflushes))
+		mbmpi_bflush_check();
+}
+
+void mbmpi_req_free(struct mbmpi_req *r)
+{
 	if (r->builtin)
 		return;
 	if (r->kind == MBMPI_REQ_PCOLL)
@@ -100,12 +110,22 @@ void mbmpi_req_free(struct mbmpi_req *r)
 		mbmpi_dt_release(r->dt);
 	if (r->tmp && !r->tmp_is_bsend)
 		free(r->tmp);
-	if (bsend || r->kind == MBMPI_REQ_BFLUSH)
-		mbu_dlist_remove(&r->link);
+	if (MBMPI_UNLIKELY(r->listed)) {
+		mbmpi_req_unlink(r);
+		return;
+	}
 	mbu_pool_put(&mbmpi_req_pool, r);
-	/* A buffered send finished: flushes waiting for it may be done. */
-	if (bsend && !mbu_dlist_empty(&mbmpi.bflushes))
-		mbmpi_bflush_check();
+}
+
+/* A tool counts messages (MPI_T, mbmpi_t.c): a finished receive, unless
+ * it was cancelled or failed (a truncated one counts). */
+static __attribute__((noinline)) void mbmpi_pv_count(const struct mbmpi_req *r)
+{
+	if (r->kind == MBMPI_REQ_RECV && !r->status.mbmpi_cancelled &&
+	    (!r->err || r->err == MPI_ERR_TRUNCATE)) {
+		mbmpi.pv[MBMPI_PV_RECV_MSGS]++;
+		mbmpi.pv[MBMPI_PV_RECV_BYTES] += r->status.mbmpi_bytes;
+	}
 }
 
 /* Called when the last fabric operation of a request finished. */
@@ -116,16 +136,12 @@ void mbmpi_req_done(struct mbmpi_req *r)
 	 * byte waits for the store (a quarter of the time at high message rate). */
 	bool release = r->internal || r->user_freed;
 
-	if (r->kind == MBMPI_REQ_RECV && !r->status.mbmpi_cancelled) {
+	if (r->kind == MBMPI_REQ_RECV && r->tmp && !r->status.mbmpi_cancelled) {
 		size_t got = r->status.mbmpi_bytes;
-
-		if (r->tmp)
-			mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
-		if (!r->err || r->err == MPI_ERR_TRUNCATE) {
-			mbmpi.pv[MBMPI_PV_RECV_MSGS]++;
-			mbmpi.pv[MBMPI_PV_RECV_BYTES] += got;
-		}
+		mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
 	}
+	if (MBMPI_UNLIKELY(mbmpi.pv_started))
+		mbmpi_pv_count(r);
 	if (r->tmp && !r->tmp_is_bsend) {
 		free(r->tmp);
 		r->tmp = NULL;
@@ -240,7 +256,7 @@ static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 		return MPI_SUCCESS;
 	}
 	r->clen = bytes;
-	if (send) {
+	if (send && MBMPI_UNLIKELY(mbmpi.pv_started)) {
 		mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
 		mbmpi.pv[MBMPI_PV_SENT_BYTES] += bytes;
 	}
@@ -811,6 +827,7 @@ int PMPI_Buffer_iflush(MPI_Request *request)
 	r->kind = MBMPI_REQ_BFLUSH;
 	mbmpi_status_empty(&r->status);
 	r->bseq = mbmpi.bsend_seq;
+	r->listed = true;
 	mbu_dlist_init(&r->link);
 	if (mbmpi_bsends_done(r->bseq))
 		r->complete = true;
@@ -892,6 +909,7 @@ static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt,
 	mbmpi_pack(buf, (size_t)count, dt, space);
 	r->tmp = space;
 	r->tmp_is_bsend = true;
+	r->listed = true;
 	r->bseq = ++mbmpi.bsend_seq;
 	r->cbuf = space;
 	r->internal = true;
@@ -945,14 +963,17 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 		struct mbmpi_dtype *d = mbmpi_dt(dt);
 
 		if (d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size)) {
+			size_t len = (size_t)count * d->size;
+
 			ret = mbmpi.eng->inject(c, dest, tag,
-						(const char *)buf + (d->nseg ? d->segs[0].disp : 0),
-						(size_t)count * d->size);
+						(const char *)buf + (d->nseg ? d->segs[0].disp : 0), len);
 			if (ret > 0)
 				return MBMPI_ERR(c, ret);
 			if (ret == 0) {
-				mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
-				mbmpi.pv[MBMPI_PV_SENT_BYTES] += (size_t)count * d->size;
+				if (MBMPI_UNLIKELY(mbmpi.pv_started)) {
+					mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
+					mbmpi.pv[MBMPI_PV_SENT_BYTES] += len;
+				}
 				if (out)
 					*out = &mbmpi_req_sent;
 				return MPI_SUCCESS;

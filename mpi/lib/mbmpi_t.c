@@ -5,8 +5,8 @@
  * (mbmpi_params.h, the table `mpirun --params` prints), each a string read
  * from the environment when the library starts, so they are read-only
  * here: writing one is MPI_T_ERR_CVAR_SET_NEVER. The performance variables
- * are counters of the point-to-point layer's messages and bytes, read-only
- * and continuous. Both kinds form one category. Every call answers with an
+ * are counters of the point-to-point layer's messages and bytes, counting
+ * while a handle is started. Both kinds form one category. Every call answers with an
  * MPI_T error class and never invokes an error handler, as the standard
  * asks.
  */
@@ -239,8 +239,10 @@ MBMPI_ALIAS(T_cvar_write)
 
 /* ---- Performance variables ---- */
 
-/* Counters the library keeps under its lock (mbmpi.pv): read-only and
- * continuous, so a handle only reads. */
+/* Counters the library keeps under its lock (mbmpi.pv). They move only
+ * while some handle is started, so that a program no tool watches pays one
+ * test per message; each handle counts what happened while it was started
+ * (not continuous), and can be reset or written (not read-only). */
 struct t_pvar {
 	const char *name, *desc;
 	int id;
@@ -262,9 +264,46 @@ static const struct t_pvar t_pvars[] = {
 struct mbmpi_t_pvar {
 	uint64_t magic;
 	int index;
+	bool started;
+	uint64_t base;		/* the library's counter when started or last set */
+	uint64_t value;		/* counted before that */
 	struct mbmpi_t_session *session;
 	struct mbmpi_t_pvar *next;	/* the session's handles */
 };
+
+static uint64_t t_pv_now(const struct mbmpi_t_pvar *h)
+{
+	return mbmpi.pv[t_pvars[h->index].id];
+}
+
+static uint64_t t_pv_value(const struct mbmpi_t_pvar *h)
+{
+	return h->value + (h->started ? t_pv_now(h) - h->base : 0);
+}
+
+static void t_pv_start(struct mbmpi_t_pvar *h)
+{
+	if (h->started)
+		return;
+	h->started = true;
+	h->base = t_pv_now(h);
+	mbmpi.pv_started++;
+}
+
+static void t_pv_stop(struct mbmpi_t_pvar *h)
+{
+	if (!h->started)
+		return;
+	h->value += t_pv_now(h) - h->base;
+	h->started = false;
+	mbmpi.pv_started--;
+}
+
+static void t_pv_set(struct mbmpi_t_pvar *h, uint64_t v)
+{
+	h->value = v;
+	h->base = t_pv_now(h);
+}
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
@@ -298,9 +337,9 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 	if (bind)
 		*bind = MPI_T_BIND_NO_OBJECT;
 	if (readonly)
-		*readonly = 1;
+		*readonly = 0;
 	if (continuous)
-		*continuous = 1;
+		*continuous = 0;
 	if (atomic)
 		*atomic = 0;
 	return MPI_SUCCESS;
@@ -348,16 +387,20 @@ static bool t_session_ok(MPI_T_pvar_session s)
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
 	struct mbmpi_t_pvar *h, *next;
+	int held;
 
 	if (!t_ready())
 		return MPI_T_ERR_NOT_INITIALIZED;
 	if (!session || !t_session_ok(*session))
 		return MPI_T_ERR_INVALID_SESSION;
+	held = mbmpi_enter();
 	for (h = (*session)->handles; h; h = next) {
 		next = h->next;
+		t_pv_stop(h);
 		h->magic = 0;
 		free(h);
 	}
+	mbmpi_leave(&held);
 	(*session)->magic = 0;
 	free(*session);
 	*session = MPI_T_PVAR_SESSION_NULL;
@@ -379,7 +422,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 		return MPI_T_ERR_INVALID_INDEX;
 	if (!handle || !count)
 		return MPI_T_ERR_INVALID;
-	if (!(h = malloc(sizeof(*h))))
+	if (!(h = calloc(1, sizeof(*h))))
 		return MPI_T_ERR_MEMORY;
 	h->magic = T_MAGIC;
 	h->index = pvar_index;
@@ -411,7 +454,7 @@ static int t_pvar_check(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bo
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
 	struct mbmpi_t_pvar **pp;
-	int ret;
+	int ret, held;
 
 	if (!handle)
 		return t_ready() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
@@ -420,6 +463,9 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 	for (pp = &session->handles; *pp != *handle; pp = &(*pp)->next)
 		;
 	*pp = (*handle)->next;
+	held = mbmpi_enter();
+	t_pv_stop(*handle);
+	mbmpi_leave(&held);
 	(*handle)->magic = 0;
 	free(*handle);
 	*handle = MPI_T_PVAR_HANDLE_NULL;
@@ -427,28 +473,53 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 }
 MBMPI_ALIAS(T_pvar_handle_free)
 
-/* Every variable is continuous: one handle cannot be started or stopped,
- * and all of a session's handles are (there are none that can be). */
-static int t_pvar_startstop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+/* Applies `fn` to one handle or, for MPI_T_PVAR_ALL_HANDLES, to every
+ * handle of the session, under the library's lock (the counters move under
+ * it, in other threads too). */
+static int t_pvar_each(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+		       void (*fn)(struct mbmpi_t_pvar *))
 {
-	int ret = t_pvar_check(session, handle, true);
+	int held, ret = t_pvar_check(session, handle, true);
 
-	return ret || handle == MPI_T_PVAR_ALL_HANDLES ? ret : MPI_T_ERR_PVAR_NO_STARTSTOP;
+	if (ret)
+		return ret;
+	held = mbmpi_enter();
+	if (handle == MPI_T_PVAR_ALL_HANDLES) {
+		for (struct mbmpi_t_pvar *h = session->handles; h; h = h->next)
+			fn(h);
+	} else {
+		fn(handle);
+	}
+	mbmpi_leave(&held);
+	return MPI_SUCCESS;
 }
 
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-	return t_pvar_startstop(session, handle);
+	return t_pvar_each(session, handle, t_pv_start);
 }
 MBMPI_ALIAS(T_pvar_start)
 
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-	return t_pvar_startstop(session, handle);
+	return t_pvar_each(session, handle, t_pv_stop);
 }
 MBMPI_ALIAS(T_pvar_stop)
 
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+static void t_pv_zero(struct mbmpi_t_pvar *h)
+{
+	t_pv_set(h, 0);
+}
+
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+	return t_pvar_each(session, handle, t_pv_zero);
+}
+MBMPI_ALIAS(T_pvar_reset)
+
+/* Read, and with `reset` also set to zero, one handle's value. */
+static int t_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf,
+		       bool reset)
 {
 	int held, ret = t_pvar_check(session, handle, false);
 	unsigned long long v;
@@ -457,42 +528,43 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 		return ret;
 	if (!buf)
 		return MPI_T_ERR_INVALID;
-	/* The counters move under the library's lock, in other threads too. */
 	held = mbmpi_enter();
-	v = mbmpi.pv[t_pvars[handle->index].id];
+	v = t_pv_value(handle);
+	if (reset)
+		t_pv_set(handle, 0);
 	mbmpi_leave(&held);
 	memcpy(buf, &v, sizeof(v));
 	return MPI_SUCCESS;
 }
+
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+	return t_pvar_read(session, handle, buf, false);
+}
 MBMPI_ALIAS(T_pvar_read)
-
-/* Read-only variables: nothing can be written or reset, one handle at a
- * time; all handles of a session reset (none of them can be) succeeds. */
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
-{
-	int ret = t_pvar_check(session, handle, false);
-
-	(void)buf;
-	return ret ? ret : MPI_T_ERR_PVAR_NO_WRITE;
-}
-MBMPI_ALIAS(T_pvar_write)
-
-int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
-{
-	int ret = t_pvar_check(session, handle, true);
-
-	return ret || handle == MPI_T_PVAR_ALL_HANDLES ? ret : MPI_T_ERR_PVAR_NO_WRITE;
-}
-MBMPI_ALIAS(T_pvar_reset)
 
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-	int ret = t_pvar_check(session, handle, false);
-
-	(void)buf;
-	return ret ? ret : MPI_T_ERR_PVAR_NO_WRITE;
+	return t_pvar_read(session, handle, buf, true);
 }
 MBMPI_ALIAS(T_pvar_readreset)
+
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+{
+	int held, ret = t_pvar_check(session, handle, false);
+	unsigned long long v;
+
+	if (ret)
+		return ret;
+	if (!buf)
+		return MPI_T_ERR_INVALID;
+	memcpy(&v, buf, sizeof(v));
+	held = mbmpi_enter();
+	t_pv_set(handle, v);
+	mbmpi_leave(&held);
+	return MPI_SUCCESS;
+}
+MBMPI_ALIAS(T_pvar_write)
 
 /* ---- Categories: one, holding every variable ---- */
 

@@ -21,8 +21,8 @@ static void my_handler(MPI_Comm *comm, int *code, ...)
 /* MPI_T works before MPI_Init and after MPI_Finalize: every control
  * variable described and read, the library's own value (the environment's,
  * or the default) read back, nothing writable, the performance counters
- * described, read through handles and nothing else, one category holding
- * the variables, and the errors. */
+ * described and driven through handles, one category holding the
+ * variables, and the errors. */
 static void tool_interface(void)
 {
 	int provided = -1, n = -1, idx = -1, count = 0, stamp = -1;
@@ -97,7 +97,7 @@ static void tool_interface(void)
 					      &ro, &cont, &atom));
 		CHECK(!strncmp(name, "matchbox_mpi_", 13) && dl > 10);
 		CHECK(cls == MPI_T_PVAR_CLASS_COUNTER && dt == MPI_UNSIGNED_LONG_LONG);
-		CHECK(et == MPI_T_ENUM_NULL && bind == MPI_T_BIND_NO_OBJECT && ro && cont && !atom);
+		CHECK(et == MPI_T_ENUM_NULL && bind == MPI_T_BIND_NO_OBJECT && !ro && !cont && !atom);
 		CHECK_MPI(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx));
 		CHECK(idx == i);
 		CHECK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_LEVEL, &idx) ==
@@ -112,13 +112,22 @@ static void tool_interface(void)
 	CHECK(MPI_T_pvar_handle_alloc(ses, n, NULL, &ph, &count) == MPI_T_ERR_INVALID_INDEX);
 	CHECK_MPI(MPI_T_pvar_handle_alloc(ses, 0, NULL, &ph, &count));
 	CHECK(count == 1);
-	/* Continuous and read-only: read, and nothing else. */
+	/* A new handle reads 0; it can be written, reset, started, stopped. */
+	val64 = 99;
 	CHECK_MPI(MPI_T_pvar_read(ses, ph, &val64));
-	CHECK(MPI_T_pvar_start(ses, ph) == MPI_T_ERR_PVAR_NO_STARTSTOP);
-	CHECK(MPI_T_pvar_stop(ses, ph) == MPI_T_ERR_PVAR_NO_STARTSTOP);
-	CHECK(MPI_T_pvar_write(ses, ph, &val64) == MPI_T_ERR_PVAR_NO_WRITE);
-	CHECK(MPI_T_pvar_reset(ses, ph) == MPI_T_ERR_PVAR_NO_WRITE);
-	CHECK(MPI_T_pvar_readreset(ses, ph, &val64) == MPI_T_ERR_PVAR_NO_WRITE);
+	CHECK(val64 == 0);
+	val64 = 41;
+	CHECK_MPI(MPI_T_pvar_write(ses, ph, &val64));
+	CHECK_MPI(MPI_T_pvar_start(ses, ph));
+	CHECK_MPI(MPI_T_pvar_start(ses, ph));
+	CHECK_MPI(MPI_T_pvar_readreset(ses, ph, &val64));
+	CHECK(val64 == 41);
+	CHECK_MPI(MPI_T_pvar_read(ses, ph, &val64));
+	CHECK(val64 == 0);
+	CHECK_MPI(MPI_T_pvar_stop(ses, ph));
+	CHECK_MPI(MPI_T_pvar_reset(ses, ph));
+	CHECK(MPI_T_pvar_write(ses, ph, NULL) == MPI_T_ERR_INVALID);
+	CHECK(MPI_T_pvar_read(ses, ph, NULL) == MPI_T_ERR_INVALID);
 	CHECK(MPI_T_pvar_read(ses, MPI_T_PVAR_ALL_HANDLES, &val64) == MPI_T_ERR_INVALID_HANDLE);
 	/* A handle belongs to its session; freeing the session frees the rest. */
 	{
@@ -159,9 +168,10 @@ static void tool_interface(void)
 	CHECK(MPI_T_finalize() == MPI_T_ERR_NOT_INITIALIZED);
 }
 
-/* The message counters move by exactly what the program sent and
- * received between two reads: a ring exchange of a small (injected) and a
- * large message, with no other traffic in between. */
+/* Started handles count exactly what the program sent and received while
+ * they were started: a ring exchange of a small (injected) and a large
+ * message, with no other traffic in between; a handle not started, or
+ * stopped, does not move. */
 static void pvar_counts(int rank, int size)
 {
 	enum { SM = 0, SB, RM, RB };
@@ -170,7 +180,8 @@ static void pvar_counts(int rank, int size)
 				"matchbox_mpi_received_messages", "matchbox_mpi_received_bytes"};
 	unsigned long long before[4], after[4];
 	MPI_T_pvar_session ses;
-	MPI_T_pvar_handle h[4];
+	MPI_T_pvar_handle h[4], idle;
+	unsigned long long idle_v = 1;
 	MPI_Request rq[4];
 	int provided, idx, count;
 	double small = rank;
@@ -181,6 +192,9 @@ static void pvar_counts(int rank, int size)
 		CHECK_MPI(MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx));
 		CHECK_MPI(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h[i], &count));
 	}
+	CHECK_MPI(MPI_T_pvar_handle_alloc(ses, 0, NULL, &idle, &count));
+	CHECK_MPI(MPI_T_pvar_start(ses, MPI_T_PVAR_ALL_HANDLES));
+	CHECK_MPI(MPI_T_pvar_stop(ses, idle));
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = 0; i < 4; i++)
 		CHECK_MPI(MPI_T_pvar_read(ses, h[i], &before[i]));
@@ -193,6 +207,13 @@ static void pvar_counts(int rank, int size)
 		CHECK_MPI(MPI_T_pvar_read(ses, h[i], &after[i]));
 	CHECK(after[SM] - before[SM] == 2 && after[SB] - before[SB] == 8 + sizeof(big));
 	CHECK(after[RM] - before[RM] == 2 && after[RB] - before[RB] == 8 + sizeof(big));
+	CHECK_MPI(MPI_T_pvar_read(ses, idle, &idle_v));
+	CHECK(idle_v == 0);
+	/* Stopped, a handle keeps its count. */
+	CHECK_MPI(MPI_T_pvar_stop(ses, MPI_T_PVAR_ALL_HANDLES));
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK_MPI(MPI_T_pvar_read(ses, h[SM], &before[SM]));
+	CHECK(before[SM] == after[SM]);
 	CHECK_MPI(MPI_T_pvar_session_free(&ses));
 	CHECK_MPI(MPI_T_finalize());
 	MPI_Barrier(MPI_COMM_WORLD);

@@ -797,19 +797,23 @@ static void mbmpi_bflush_check(void)
 	}
 }
 
+/* Progress until every buffered send numbered up to `mark` has finished. */
+static void mbmpi_bsends_wait(uint64_t mark)
+{
+	int spins = 0;
+
+	while (!mbmpi_bsends_done(mark))
+		if (!mbmpi_poll())
+			mbmpi_idle(&spins);
+}
+
 /* MPI-4.1: wait for (or start waiting for) the buffered sends started so
  * far, keeping the buffer attached. */
 int PMPI_Buffer_flush(void)
 {
-	uint64_t mark;
-	int spins = 0;
-
 	MBMPI_GUARD();
 	MBMPI_CHECK_INIT();
-	mark = mbmpi.bsend_seq;
-	while (!mbmpi_bsends_done(mark))
-		if (!mbmpi_poll())
-			mbmpi_idle(&spins);
+	mbmpi_bsends_wait(mbmpi.bsend_seq);
 	return MPI_SUCCESS;
 }
 MBMPI_ALIAS(Buffer_flush)
@@ -840,11 +844,7 @@ MBMPI_ALIAS(Buffer_iflush)
 
 int mbmpi_bsend_detach_wait(void)
 {
-	int spins = 0;
-
-	while (!mbu_dlist_empty(&mbmpi.bsends))
-		if (!mbmpi_poll())
-			mbmpi_idle(&spins);
+	mbmpi_bsends_wait(UINT64_MAX);
 	return MPI_SUCCESS;
 }
 

@@ -1204,10 +1204,10 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 		if (np->closing)
 			return;
 		if (cl_up(cl) && (cls == CL_LO || !small_by_dgram(n, np, need, now))) {
-			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
-				return;	/* datagrams first, or the switch reorders */
 			uint32_t cnt = 1;
 
+			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
+				return;	/* datagrams first, or the switch reorders */
 			if (!cl->credits) {
 				n->st.credit_waits++;
 				return;
@@ -1280,16 +1280,21 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 		MBX_WARN(FI_LOG_EP_DATA, "staging ring to %s is corrupt\n", np->p->name);
 }
 
-void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
+/* Frames are waiting in the peer's ring: flushed now, or, while a batch of
+ * completions is handled (read_cqs), after it. */
+static void np_flush_soon(struct mbx_ep *ep, struct mbx_npeer *np)
 {
-	struct mbx_npeer *np = p->net;
-
 	if (ep->net->holding) {
 		if (mbu_dlist_empty(&np->flush_link))
 			mbu_dlist_insert_tail(&np->flush_link, &ep->net->flushq);
 		return;
 	}
 	np_flush(ep, np);
+}
+
+void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	np_flush_soon(ep, p->net);
 }
 
 /* ---- receiving ---- */
@@ -1522,10 +1527,11 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 			np_deliver(ep, np);
 		}
 		/* Credits that came with data let frames waiting in the ring go
-		 * now: left for the next tick, a stream of RMA writes moved one
-		 * window a millisecond (32 frames: 130 MB/s at 4 KiB). */
+		 * (with this batch's answers): left for the next tick, a stream
+		 * of RMA writes moved one window a millisecond (32 frames: 130
+		 * MB/s at 4 KiB). */
 		if (credited && np->p->net)
-			np_flush(ep, np);
+			np_flush_soon(ep, np);
 		return;
 	case NT_CLOSE_REQ:
 		on_close_req(ep, np, cls);

@@ -431,12 +431,14 @@ struct mbx_peer {
 	struct mbx_slot *tslot;
 	struct mbu_ring_prod prod;
 	uint64_t bulk_filled;		/* our copy of tslot->bulk_filled */
+	uint64_t bulk_sched;		/* chunks promised by the CTSs accepted so far */
 	struct mbu_dlist txq;		/* sends waiting for ring space, in order */
 	struct mbu_dlist ctrlq;		/* control frames waiting for ring space */
 	/* receive channel */
 	int rxslot;
 	struct mbu_dlist cts_wait;	/* matched copy-path receives, in order */
-	struct mbx_rx *cts_active;
+	struct mbx_rx *cts_active;	/* draining (shm) or fed by DATA frames (net) */
+	struct mbx_rx *cts_next;	/* shm: cleared to send behind cts_active */
 	struct mbu_dlist reading;	/* receives pulling from it with fi_read */
 	bool cma_ok;
 	/* bookkeeping */
@@ -506,7 +508,7 @@ struct mbx_tx {
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	struct mbu_rcache_entry *rce;	/* ... or the cached registration holding it */
 	/* copy path */
-	uint64_t bulk_base;
+	uint64_t bulk_base;	/* shm: its first chunk in the bulk ring (from the CTS) */
 	size_t want, streamed;
 };
 

@@ -254,6 +254,7 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
 		p->rseg_size = size;
 		p->tslot = s;
 		p->bulk_filled = atomic_load(&s->bulk_filled);
+		p->bulk_sched = p->bulk_filled;
 		mbu_ring_prod_init(&p->prod, &s->ring, mbx_slot_ring(s), h->ring_size);
 		p->state = MBX_PEER_READY;
 		ep->stats.shm_peers++;
@@ -890,10 +891,15 @@ static void stream_chunks(struct mbx_ep *ep)
 			continue;
 		}
 		struct mbx_seg_hdr *h = p->rseg;
-		uint64_t drained = atomic_load_explicit(&p->tslot->bulk_drained,
-							memory_order_acquire);
+		uint64_t drained;
 		uint8_t *bulk = mbx_slot_bulk(h, p->tslot);
 		bool moved = false;
+
+		/* A send cleared behind another to the same peer waits until
+		 * that one's last chunk is in: the receiver reads them in order. */
+		if (p->bulk_filled != tx->bulk_base && !tx->streamed)
+			continue;
+		drained = atomic_load_explicit(&p->tslot->bulk_drained, memory_order_acquire);
 
 		while (p->bulk_filled - drained < h->nchunks && tx->streamed < tx->want) {
 			size_t n = tx->want - tx->streamed;
@@ -1076,26 +1082,41 @@ int mbx_cma_move(pid_t pid, bool write, const struct iovec *liov, size_t lcnt,
 	return 0;
 }
 
+static uint64_t bulk_chunks(const struct mbx_seg_hdr *h, uint64_t bytes)
+{
+	return (bytes + h->chunk_size - 1) / h->chunk_size;
+}
+
+/* On the shm copy path a second receive is cleared to send while the first
+ * still drains: its chunks follow the first's in the bulk ring, so the
+ * sender goes on filling without waiting a CTS round trip per message,
+ * which left both cores idle at every message boundary (1 MiB messages in
+ * a window ran at 20 to 54 GB/s from run to run, against a steady 57 for
+ * the same bytes as RDATA frames). */
 static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 {
-	struct mbx_rx *rx;
+	struct mbx_rx *rx, *prev = p->cts_active;
 	struct mbx_slot *s;
 
-	if (p->cts_active || mbu_dlist_empty(&p->cts_wait))
+	if (mbu_dlist_empty(&p->cts_wait) || (prev && (p->net || p->cts_next)))
 		return;
 	rx = mbu_container_of(mbu_dlist_pop(&p->cts_wait), struct mbx_rx, link);
+	rx->copied = 0;
 	if (p->net) {
 		/* DATA frames drive it (handle_data), in order, from offset 0. */
 		rx->bulk_base = 0;
-		rx->copied = 0;
 		p->cts_active = rx;
 		send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, 0);
 		return;
 	}
-	s = ep->rxslots[p->rxslot].slot;
-	rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
-	rx->copied = 0;
-	p->cts_active = rx;
+	if (prev) {
+		rx->bulk_base = prev->bulk_base + bulk_chunks(ep->seg, prev->take);
+		p->cts_next = rx;
+	} else {
+		s = ep->rxslots[p->rxslot].slot;
+		rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
+		p->cts_active = rx;
+	}
 	mbu_dlist_insert_tail(&rx->link, &ep->draining);
 	send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, rx->bulk_base);
 }
@@ -1273,12 +1294,15 @@ static void drain_chunks(struct mbx_ep *ep)
 		struct mbx_slot *s = ep->rxslots[p->rxslot].slot;
 		struct mbx_seg_hdr *h = ep->seg;
 		uint64_t filled = atomic_load_explicit(&s->bulk_filled, memory_order_acquire);
-		uint64_t drained = rx->bulk_base + (rx->copied + h->chunk_size - 1) / h->chunk_size;
+		uint64_t drained = rx->bulk_base + bulk_chunks(h, rx->copied);
 		uint8_t *bulk = mbx_slot_bulk(h, s);
 		bool moved = false;
 
-		if (filled - rx->bulk_base > h->nchunks + (rx->take + h->chunk_size - 1) /
-		    h->chunk_size) {
+		/* One receive drains at a time: the shared drained count must
+		 * not pass chunks of the one ahead that are still unread. */
+		if (rx == p->cts_next)
+			continue;
+		if (filled - rx->bulk_base > h->nchunks + bulk_chunks(h, rx->take)) {
 			MBX_WARN(FI_LOG_EP_DATA, "peer %s overran its bulk area\n", p->name);
 			ep->stats.bad_frames++;
 		}
@@ -1299,7 +1323,10 @@ static void drain_chunks(struct mbx_ep *ep)
 			doorbell(p->rseg);
 		if (rx->copied == rx->take) {
 			mbu_dlist_remove(&rx->link);
-			p->cts_active = NULL;
+			if (p->cts_active == rx) {
+				p->cts_active = p->cts_next;
+				p->cts_next = NULL;
+			}
 			large_done(ep, rx);
 			cts_activate(ep, p);
 		}
@@ -1675,7 +1702,7 @@ static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 	switch (w->op) {
 	case MBX_OP_CTS:
 		if (tx->op != MBX_OP_RTS || tx->state != MBX_TX_WAIT ||
-		    w->data != p->bulk_filled || w->size > tx->size) {
+		    w->data != p->bulk_sched || w->size > tx->size) {
 			MBX_WARN(FI_LOG_EP_DATA, "unexpected CTS from %s\n", p->name);
 			ep->stats.bad_frames++;
 			return;
@@ -1683,6 +1710,12 @@ static void handle_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 		tx->want = w->size;
 		tx->streamed = 0;
 		tx->state = MBX_TX_STREAM;
+		/* The ring is filled in the order of the CTSs (the streaming
+		 * list's), so the next one starts where this one will end. */
+		if (!p->net) {
+			tx->bulk_base = p->bulk_sched;
+			p->bulk_sched += bulk_chunks(p->rseg, w->size);
+		}
 		mbu_dlist_insert_tail(&tx->link, &ep->streaming);
 		stream_chunks(ep);
 		break;
@@ -2051,6 +2084,11 @@ static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 		fail_large_rx(ep, p->cts_active, p->cts_active->copied);
 		p->cts_active = NULL;
 	}
+	if (p->cts_next) {
+		mbu_dlist_remove(&p->cts_next->link);
+		fail_large_rx(ep, p->cts_next, p->cts_next->copied);
+		p->cts_next = NULL;
+	}
 	while (!mbu_dlist_empty(&p->cts_wait))
 		fail_large_rx(ep, mbu_container_of(mbu_dlist_pop(&p->cts_wait), struct mbx_rx,
 						   link), 0);
@@ -2296,6 +2334,8 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 								    struct mbx_rx, link));
 		if (p->cts_active)
 			mbu_pool_put(&ep->rx_pool, p->cts_active);
+		if (p->cts_next)
+			mbu_pool_put(&ep->rx_pool, p->cts_next);
 		if (p->tslot) {
 			/* After our last frame: the receiver may now reuse it. */
 			atomic_store_explicit(&p->tslot->state, MBX_SLOT_CLOSED,

@@ -25,6 +25,11 @@
  * addresses its data in the registration from its first iov's addr on,
  * because a cached registration may start before the buffer.
  *
+ * Version 6: on the copy path a receiver may send the CTS of the next
+ * matched message while the previous one still drains; its bulk_base is
+ * then the chunk after the previous message's last, and the sender fills
+ * the bulk area for the CTSs in the order they came.
+ *
  * Segment version 5: the header says whether RMA may reach the owner's
  * memory with CMA (rma_direct) and names its domain's table of published
  * registrations (util/mbu_keytab.h). Such RMA writes no frame at all.
@@ -42,7 +47,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	5u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 5u
+#define MBX_WIRE_VERSION 6u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */

@@ -52,12 +52,23 @@ int main(int argc, char **argv)
 		long add = rank + 1, mx = rank * 7;
 
 		CHECK_MPI(MPI_Accumulate(&add, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
+		/* T_OSC_SKIP_MAX: Open MPI 4.1.4's osc/rdma hands an MPI_MAX
+		 * accumulate between hosts to btl/ofi as a network atomic, and
+		 * btl/ofi maps only sum and swap to libfabric ops: it aborts
+		 * ("Unknown or unsupported atomic op") whatever the provider
+		 * offers. */
+#ifndef T_OSC_SKIP_MAX
 		CHECK_MPI(MPI_Accumulate(&mx, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_MAX, win));
+#else
+		(void)mx;
+#endif
 	}
 	CHECK_MPI(MPI_Win_fence(0, win));
 	if (rank == 0) {
 		CHECK(win_buf[0] == (long)size * (size + 1) / 2);
+#ifndef T_OSC_SKIP_MAX
 		CHECK(win_buf[1] == (long)(size - 1) * 7);
+#endif
 	}
 	CHECK_MPI(MPI_Win_fence(0, win));
 

@@ -12,22 +12,67 @@
 # bandwidth and message rate, small and large allreduce, and two
 # application-shaped loops (mbench halo: a 2-D halo exchange with a stencil
 # sweep; mbench cg: two dot products and two 8-byte allreduces a step).
-# usage: bench/engines.sh [BUILD_DIR] [REPEATS]
+# With ENGINES_HOSTS=2 (root) the same rows run across two network-namespace
+# hosts (tests/netns/cluster.sh): 2-rank rows with one rank a host, 4-rank
+# rows with two; the host engine's second configuration is then over
+# tcp;ofi_rxm (host-rxm), Open MPI's OB1 uses its tcp BTL between the hosts
+# (and vader within one), and the table goes to engines_across.csv.
+# usage: [ENGINES_HOSTS=2] bench/engines.sh [BUILD_DIR] [REPEATS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 reps=${2:-3}
+across=${ENGINES_HOSTS:-}
 tmp=$(mktemp -d /tmp/engines.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+cluster=$here/../tests/netns/cluster.sh
+if [ -n "$across" ]; then
+	[ "$across" = 2 ] || { echo "ENGINES_HOSTS: only 2"; exit 1; }
+	[ "$(id -u)" = 0 ] || { echo "ENGINES_HOSTS needs root (network namespaces)"; exit 1; }
+	trap '"$cluster" down; rm -rf "$tmp"' EXIT
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
 out=$here/results
 mkdir -p "$out"
+csv=$out/engines${across:+_across}.csv
 
 command -v mpicc.openmpi >/dev/null || { echo "missing mpicc.openmpi (scripts/install-deps)"; exit 1; }
 "$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
 mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi" || exit 1
 
 configs=(tagged host host-shm ompi-cm ompi-ob1 auto)
+[ -n "$across" ] && configs[2]=host-rxm
+# Across the hosts: every run starts on host 0. Our mpirun puts rank r on
+# host r / ppn; Open MPI starts its daemon on host 1 through nsrsh. Each
+# host has its own host name (a UTS namespace), as nsrsh gives the daemons.
+launch_across() { # config np args...
+	local c=$1 np=$2 ppn=$(($2 / 2))
+	shift 2
+	case $c in
+	tagged | host | auto | host-rxm)
+		local e=$c x=()
+		[ "$c" = host-rxm ] && e=host x=(-x "MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" -x FI_TCP_IFACE=eth0)
+		MATCHBOX_MPI_ENGINE=$e ip netns exec mbx-h0 "$b/mpi/mpirun" -n "$np" --ppn "$ppn" \
+			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x MATCHBOX_MPI_ENGINE \
+			"${x[@]}" --timeout 120 "$tmp/mb.ours" "$@" ;;
+	ompi-*)
+		local x=(--mca pml ob1 --mca btl tcp,vader,self --mca btl_tcp_disable_family 6)
+		[ "$c" = ompi-cm ] && x=(--mca pml cm --mca mtl ofi
+			--mca mtl_ofi_provider_include matchbox -x FI_PROVIDER_PATH="$b/prov/matchbox")
+		ip netns exec mbx-h0 unshare --uts sh -c 'hostname mbx-h0 && exec "$@"' sh \
+			timeout 120 mpirun.openmpi --allow-run-as-root --bind-to none \
+			--host "$hosts0:$ppn,$hosts1:$ppn" -n "$np" \
+			--mca plm_rsh_agent "$here/../tests/netns/nsrsh" --mca rtc_hwloc_vmhole none \
+			--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 "${x[@]}" \
+			"$tmp/mb.ompi" "$@" ;;
+	esac 2>/dev/null
+}
+if [ -n "$across" ]; then
+	"$cluster" up 2 >/dev/null || exit 1
+	hosts0=$("$cluster" addr 0) hosts1=$("$cluster" addr 1)
+fi
 launch() { # config np args...
+	[ -n "$across" ] && { launch_across "$@"; return; }
 	local c=$1 np=$2
 	shift 2
 	case $c in
@@ -50,9 +95,9 @@ launch() { # config np args...
 . "$here/rounds.sh"
 
 printf "%-9s %8s %3s %9s %9s %9s %9s %9s %9s %8s %8s %9s  %s\n" test bytes np tagged host \
-	host-shm ompi-cm ompi-ob1 auto tag/cm host/ob1 auto/best unit
-echo "test,bytes,ranks,unit,higher_is_better,tagged,host,host_shm,ompi_cm,ompi_ob1,auto,tagged_vs_cm,host_vs_ob1,auto_vs_best_engine" \
-	>"$out/engines.csv"
+	"${configs[2]}" ompi-cm ompi-ob1 auto tag/cm host/ob1 auto/best unit
+echo "test,bytes,ranks,unit,higher_is_better,tagged,host,${configs[2]//-/_},ompi_cm,ompi_ob1,auto,tagged_vs_cm,host_vs_ob1,auto_vs_best_engine" \
+	>"$csv"
 row() { # test bytes ranks higher_is_better unit
 	local t=$1 by=$2 np=$3 hib=$4 unit=$5 r1 r2 r3 best
 	best_of_rounds "$t" "$by" "$np" "$hib"
@@ -67,7 +112,7 @@ row() { # test bytes ranks higher_is_better unit
 	printf "%-9s %8s %3s %9s %9s %9s %9s %9s %9s %8s %8s %9s  %s\n" "$t" "$by" "$np" "${vals[@]}" \
 		"$r1" "$r2" "$r3" "$unit"
 	echo "$t,$by,$np,$unit,$hib,${vals[0]},${vals[1]},${vals[2]},${vals[3]},${vals[4]},${vals[5]},$r1,$r2,$r3" \
-		>>"$out/engines.csv"
+		>>"$csv"
 }
 
 row lat 0 2 0 us
@@ -91,4 +136,5 @@ row cg 8 4 0 us
 echo "ratios are speed-ups (above 1.0: ours faster): tagged engine over Open MPI CM on matchbox,"
 echo "host engine over Open MPI OB1; auto over the better of tagged and host (issue 18: at"
 echo "least 0.95); all in one session, best of $reps rounds"
-echo "wrote $out/engines.csv"
+[ -n "$across" ] && echo "across 2 namespace hosts: 2-rank rows one rank a host, 4-rank rows two"
+echo "wrote $csv"

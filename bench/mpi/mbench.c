@@ -95,7 +95,7 @@ static void bw(size_t bytes, int bidir)
 	}
 	if (rank == 0) {
 		double t = MPI_Wtime() - t0;
-		printf("%s %zu %.3f GB/s\n", bidir ? "bibw" : "bw", bytes,
+		printf("%s %zu %.4g GB/s\n", bidir ? "bibw" : "bw", bytes,
 		       (double)bytes * WINDOW * it * (bidir ? 2 : 1) / t / 1e9);
 	}
 	free(s);

@@ -1109,6 +1109,8 @@ static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 		send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, 0);
 		return;
 	}
+	/* Only cts_active is on the draining list, so one receive drains at
+	 * a time and the shared drained count never passes unread chunks. */
 	if (prev) {
 		rx->bulk_base = prev->bulk_base + bulk_chunks(ep->seg, prev->take);
 		p->cts_next = rx;
@@ -1116,8 +1118,8 @@ static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 		s = ep->rxslots[p->rxslot].slot;
 		rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
 		p->cts_active = rx;
+		mbu_dlist_insert_tail(&rx->link, &ep->draining);
 	}
-	mbu_dlist_insert_tail(&rx->link, &ep->draining);
 	send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, rx->bulk_base);
 }
 
@@ -1298,10 +1300,6 @@ static void drain_chunks(struct mbx_ep *ep)
 		uint8_t *bulk = mbx_slot_bulk(h, s);
 		bool moved = false;
 
-		/* One receive drains at a time: the shared drained count must
-		 * not pass chunks of the one ahead that are still unread. */
-		if (rx == p->cts_next)
-			continue;
 		if (filled - rx->bulk_base > h->nchunks + bulk_chunks(h, rx->take)) {
 			MBX_WARN(FI_LOG_EP_DATA, "peer %s overran its bulk area\n", p->name);
 			ep->stats.bad_frames++;
@@ -1323,10 +1321,10 @@ static void drain_chunks(struct mbx_ep *ep)
 			doorbell(p->rseg);
 		if (rx->copied == rx->take) {
 			mbu_dlist_remove(&rx->link);
-			if (p->cts_active == rx) {
-				p->cts_active = p->cts_next;
-				p->cts_next = NULL;
-			}
+			p->cts_active = p->cts_next;
+			p->cts_next = NULL;
+			if (p->cts_active)
+				mbu_dlist_insert_tail(&p->cts_active->link, &ep->draining);
 			large_done(ep, rx);
 			cts_activate(ep, p);
 		}
@@ -2085,8 +2083,7 @@ static void fail_rx_side(struct mbx_ep *ep, struct mbx_peer *p)
 		p->cts_active = NULL;
 	}
 	if (p->cts_next) {
-		mbu_dlist_remove(&p->cts_next->link);
-		fail_large_rx(ep, p->cts_next, p->cts_next->copied);
+		fail_large_rx(ep, p->cts_next, 0);
 		p->cts_next = NULL;
 	}
 	while (!mbu_dlist_empty(&p->cts_wait))

@@ -26,7 +26,14 @@
  * word that the client's last fi_write sets), so every operation must
  * complete without the target's progress, as one-sided RMA over shared
  * memory promises; the client then leaves out what needs the target (CQ
- * data, a key the target never registered). Exit 0 on success. */
+ * data, a key the target never registered). -K: afterwards the server
+ * closes the read-write region and registers a smaller one under the same
+ * key where keys are the caller's; the client must reach the new region
+ * and nothing of the old (a provider that cached the old key's region
+ * would write past the new one's end, or into the closed one). -C: the
+ * client must have moved some of it by the net wire's core RMA (matchbox
+ * between hosts: fi_write/fi_read of the core provider). Exit 0 on
+ * success. */
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,7 +80,7 @@ struct verdict_msg {
 
 static const char *prov = "matchbox", *src, *port = "9401", *dst;
 static uint64_t want_mr = FI_MR_LOCAL | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
-static bool events, violations = true, idle;
+static bool events, violations = true, idle, rekey, want_core;
 
 static uint8_t pattern(uint32_t seed, size_t i)
 {
@@ -197,6 +204,38 @@ static uint8_t *guarded(size_t len, uint32_t seed)
 	return a;
 }
 
+/* -K, the server's half: the read-write region closes while the client
+ * still knows it; a smaller one opens under the same key where the caller
+ * chooses keys (a new one otherwise). The client writes the whole new
+ * region; the old one must keep what it held. */
+#define REKEY_LEN 8192u
+#define REKEY_SEED 91
+
+static void rekey_server(struct ftx_cs *cs, struct fid_mr **mr, const uint8_t *old,
+			 struct verdict_msg *vm, uint32_t old_seed)
+{
+	uint8_t *nu = guarded(REKEY_LEN, INIT_SEED);
+	uint64_t mode = mr_mode_of(cs->info);
+	struct info_msg im = { .kind = MSG_INFO };
+	struct done_msg dm;
+
+	CHK(fi_close(&(*mr)->fid));
+	*mr = reg(cs, nu + GUARD, REKEY_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0x1001, 0,
+		  &im.rw.key);
+	im.rw.addr = mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)(nu + GUARD) : 0;
+	im.rw.len = REKEY_LEN;
+	ftx_cs_send(cs, &im, sizeof(im));
+	ftx_cs_recv(cs, &dm, sizeof(dm));
+	vm->ok = region_is(nu, REKEY_LEN, REKEY_SEED, vm->why, sizeof(vm->why), "new region") &&
+		 region_is(old, RW_LEN, old_seed, vm->why, sizeof(vm->why), "closed region");
+	ftx_cs_send(cs, vm, sizeof(*vm));
+	free(nu);
+	if (!vm->ok)
+		FAIL("%s", vm->why);
+	printf("server: the region closed kept its bytes, the new one under key 0x%llx got "
+	       "the client's: ok\n", (unsigned long long)im.rw.key);
+}
+
 static void server(void)
 {
 	struct ftx_cs cs = { .other = server_other };
@@ -283,6 +322,8 @@ static void server(void)
 		}
 	}
 	ftx_cs_send(&cs, &vm, sizeof(vm));
+	if (rekey && vm.ok)
+		rekey_server(&cs, &mr[0], rw, &vm, dm.seed);
 	for (i = 0; i < 4; i++)
 		CHK(fi_close(&mr[i]->fid));
 	if (mr_cntr)
@@ -313,6 +354,7 @@ struct client {
 	size_t inject_size, iov_limit, rma_iov_limit;
 	bool strict;		/* matchbox: the exact error codes */
 	struct fi_matchbox_stats st;
+	struct fi_matchbox_net_stats ns;
 	char ctx;
 };
 
@@ -568,6 +610,41 @@ static void violations_(struct client *c)
 	done_err(c, true, FI_EACCES, "fi_writedata to a region without FI_REMOTE_WRITE");
 }
 
+/* -K, the client's half: the region it knew is gone; the new one, maybe
+ * under the same key, is smaller. Past its end is refused, the whole of
+ * it is written and read back. */
+static void rekey_client(struct client *c)
+{
+	struct verdict_msg vm;
+	struct info_msg im;
+	struct region *r = &c->im.rw;
+
+	ftx_cs_recv(&c->cs, &im, sizeof(im));
+	if (im.kind != MSG_INFO || im.rw.len != REKEY_LEN)
+		FAIL("rekey: message of kind %u", im.kind);
+	*r = im.rw;
+	fill(c->out, 64, 3, 0);
+	FTX_POST(&c->cs, fi_write(c->cs.ep, c->out, 64, c->out_desc, c->cs.peer,
+				  raddr(r, REKEY_LEN), r->key, &c->ctx));
+	done_err(c, true, FI_EACCES, "fi_write past the end of the region registered again");
+	fill(c->out, REKEY_LEN, REKEY_SEED, 0);
+	FTX_POST(&c->cs, fi_write(c->cs.ep, c->out, REKEY_LEN, c->out_desc, c->cs.peer,
+				  raddr(r, 0), r->key, &c->ctx));
+	done_ok(c, true, false, "fi_write of the region registered again");
+	memset(c->in, 0, REKEY_LEN);
+	FTX_POST(&c->cs, fi_read(c->cs.ep, c->in, REKEY_LEN, c->in_desc, c->cs.peer,
+				 raddr(r, 0), r->key, &c->ctx));
+	done_ok(c, false, false, "fi_read of the region registered again");
+	if (memcmp(c->in, c->out, REKEY_LEN))
+		FAIL("rekey: the new region does not read back what was written");
+	c->dm.kind = MSG_DONE;
+	ftx_cs_send(&c->cs, &c->dm, sizeof(c->dm));
+	ftx_cs_recv(&c->cs, &vm, sizeof(vm));
+	if (vm.kind != MSG_VERDICT || !vm.ok)
+		FAIL("rekey: the server says: %s", vm.kind == MSG_VERDICT ? vm.why : "(no verdict)");
+	printf("client: the region registered again: ok\n");
+}
+
 static void client_run(void)
 {
 	struct client *c = calloc(1, sizeof(*c));
@@ -644,9 +721,16 @@ static void client_run(void)
 	c->dm.reads = c->reads;
 	ftx_cs_send(&c->cs, &c->dm, sizeof(c->dm));
 	ftx_cs_recv(&c->cs, &vm, sizeof(vm));
+	if (rekey && vm.kind == MSG_VERDICT && vm.ok)
+		rekey_client(c);
 	if (c->strict) {
-		size_t sl = sizeof(c->st);
+		size_t sl = sizeof(c->ns);
 
+		CHK(fi_getopt(&c->cs.ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &c->ns,
+			      &sl));
+		if (want_core && !c->ns.rma_core)
+			FAIL("nothing went by the core's RMA");
+		sl = sizeof(c->st);
 		CHK(fi_getopt(&c->cs.ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_STATS, &c->st, &sl));
 		/* -I: nothing could have gone through the target */
 		if (idle && c->st.rma_frames)
@@ -665,8 +749,9 @@ static void client_run(void)
 	       (unsigned long long)c->writes, (unsigned long long)c->reads,
 	       (unsigned long long)(c->write_errs + c->read_errs));
 	if (c->strict)
-		printf("client: matchbox moved %llu by CMA, %llu in frames\n",
-		       (unsigned long long)c->st.rma_cma, (unsigned long long)c->st.rma_frames);
+		printf("client: matchbox moved %llu by CMA, %llu by the net wire's core, %llu in "
+		       "frames\n", (unsigned long long)c->st.rma_cma,
+		       (unsigned long long)c->ns.rma_core, (unsigned long long)c->st.rma_frames);
 	free(c->model);
 	free(c->out);
 	free(c->in);
@@ -703,7 +788,7 @@ int main(int argc, char **argv)
 {
 	int op;
 
-	while ((op = getopt(argc, argv, "p:s:P:m:EVI")) != -1) {
+	while ((op = getopt(argc, argv, "p:s:P:m:EVIKC")) != -1) {
 		switch (op) {
 		case 'p':
 			prov = optarg;
@@ -726,9 +811,15 @@ int main(int argc, char **argv)
 		case 'I':
 			idle = true;
 			break;
+		case 'K':
+			rekey = true;
+			break;
+		case 'C':
+			want_core = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-p PROV] [-s SRC] [-P PORT] [-m MODES] [-E] [-V] "
-				"[-I] [SERVER]\n", argv[0]);
+				"[-I] [-K] [-C] [SERVER]\n", argv[0]);
 			return 2;
 		}
 	}

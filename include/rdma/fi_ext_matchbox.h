@@ -85,6 +85,13 @@ struct fi_matchbox_net_stats {
 	uint64_t mr_cache_misses;
 	uint64_t mr_cache_uncached;
 	uint64_t mr_cache_invalidated;
+	/* User RMA to other hosts by the core provider's own fi_write and
+	 * fi_read (the rest goes in frames, through the target's progress):
+	 * operations posted that way; as a target, keys offered to peers for
+	 * it and offers withdrawn because the region closed or got a counter. */
+	uint64_t rma_core;
+	uint64_t rma_keys_offered;
+	uint64_t rma_keys_withdrawn;
 };
 
 #ifdef __cplusplus

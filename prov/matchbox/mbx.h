@@ -96,6 +96,7 @@ struct mbx_params {
 	size_t net_tries;
 	bool net_rma;
 	size_t net_rma_chunk;
+	size_t net_rma_core_max;
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
 	bool net_small_dgram;
@@ -175,6 +176,7 @@ struct mbx_fabric {
 };
 
 struct mbx_mr;
+struct mbx_ckey;
 
 /* The domain's registrations by key (open addressing; a removed key
  * leaves a tombstone). */
@@ -225,6 +227,7 @@ struct mbx_mr {
 	struct mbx_cntr *cntr;		/* FI_RMA_EVENT: counts remote accesses */
 	uint64_t cntr_flags;
 	int kt_idx;			/* its slot in the domain's published table, or -1 */
+	struct mbx_ckey *ckeys;		/* its registrations with net wires' cores (mbx_net.c) */
 };
 
 /* An RMA target's check, with the domain lock held: `len` bytes at remote
@@ -671,6 +674,7 @@ struct mbx_rma_req {
 	void *context;
 	uint64_t opflags;
 	bool cqdata;
+	bool wantkey;			/* net: ask the target for its core key (KEY) */
 	/* atomics: enum mbu_atomic_kind, fi_op, fi_datatype; old values go to
 	 * res, compare values come from cmp (same byte length as iov) */
 	uint8_t akind, aop, adt;
@@ -755,6 +759,8 @@ void mbx_name_own(const struct mbx_ep *ep, struct mbx_sockname *sn);
  * now: the unexpected buffer is full, -1 malformed and dropped), write a
  * control frame, fail a lost peer. */
 int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_frame *f);
+void mbx_proto_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+		    uint64_t size, uint64_t data, uint64_t tag);
 void mbx_fail_peer(struct mbx_ep *ep, struct mbx_peer *p);
 bool mbx_rx_waits_on(struct mbx_ep *ep, struct mbx_peer *p);
 void mbx_net_read_done(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx, uint64_t id,

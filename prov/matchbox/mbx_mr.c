@@ -5,6 +5,7 @@
  * FI_MR_VIRT_ADDR, else offsets from the region's start plus the
  * registration's `offset`. */
 #include "mbx.h"
+#include "mbx_net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,8 +123,11 @@ static int mr_close(struct fid *fid)
 	struct mbx_domain *d = mr->dom;
 
 	mbx_lock(d);
-	/* No initiator may reach the memory by CMA once this returns. */
+	/* No initiator may reach the memory by CMA once this returns, nor
+	 * through a net wire's core (those told the key are told it is
+	 * withdrawn, ahead of anything we send them later). */
 	mbx_kt_withdraw(d, mr);
+	mbx_net_mr_revoke(mr);
 	table_del(&d->mrs, mr);
 	mbx_unlock(d);
 	if (mr->cntr)
@@ -161,6 +165,7 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	/* From now on every access must pass through us to be counted. */
 	if (mr->kt_idx >= 0)
 		mbu_keytab_set_flags(&mr->dom->kt, mr->kt_idx, MBU_KT_OWNER);
+	mbx_net_mr_revoke(mr);
 	atomic_fetch_add(&c->refs, 1);
 	mbx_unlock(mr->dom);
 	return 0;

@@ -19,6 +19,9 @@ struct mbx_ep;
 struct mbx_peer;
 struct mbx_net;
 struct mbx_npeer;
+struct mbx_mr;
+struct mbx_rma_req;
+struct mbx_wire;
 struct fi_matchbox_net_stats;
 
 /* Opens the net wire of an endpoint and puts its address and ports into
@@ -46,6 +49,23 @@ void mbx_net_rma_release(struct mbx_ep *ep, struct mbx_tx *tx);
  * window has room; 0 when something is in flight, all is asked for or rx
  * waits for room (a completion on the connection makes room). */
 int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx);
+/* User RMA by the core's own fi_write/fi_read (wire version 7, see
+ * mbx_proto.h). Initiator: a write or read whose key the peer has offered,
+ * within the region and its access, goes on the peer's connection: 0 when
+ * posted or completed with an access error here; 1 when it is for the
+ * frames (with r->wantkey set if the target should offer its key); a
+ * negative fi_errno (-FI_EAGAIN) to give the caller. */
+int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r);
+/* Core operations of ours toward p not completed yet (a fence waits). */
+bool mbx_net_rma_busy(struct mbx_peer *p);
+/* A KEY frame from p: remember or forget the offer. */
+void mbx_net_key(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w);
+/* Target: may p reach `mr` through our core? Then its core key goes into
+ * *ckey (registered at the first offer) and p is remembered as told. */
+int mbx_net_key_offer(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_mr *mr, uint64_t *ckey);
+/* Target: `mr` is closing or will count its accesses: every peer told its
+ * key is told it is withdrawn, and the core registrations are closed. */
+void mbx_net_mr_revoke(struct mbx_mr *mr);
 void mbx_net_progress(struct mbx_ep *ep);
 /* Something is under way that only polling will move. */
 bool mbx_net_busy(struct mbx_ep *ep);

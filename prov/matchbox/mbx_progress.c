@@ -418,6 +418,12 @@ static void send_ctrl_tag(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uin
 	mark_pending(ep, p);
 }
 
+void mbx_proto_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
+		    uint64_t size, uint64_t data, uint64_t tag)
+{
+	send_ctrl_tag(ep, p, op, id, size, data, tag);
+}
+
 static void send_ctrl(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint64_t id,
 		      uint64_t size, uint64_t data)
 {
@@ -517,8 +523,10 @@ static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
 				break;
 			}
 			/* LAST: the target counts one remote read per operation */
-			fill_wire(w, MBX_OP_READ, tx->streamed + n == tx->size ? MBX_WF_LAST : 0, 0,
-				  tx->streamed, n, tx_id(tx));
+			fill_wire(w, MBX_OP_READ,
+				  tx->streamed + n == tx->size ?
+				  MBX_WF_LAST | (tx->wflags & MBX_WF_WANTKEY) : 0,
+				  0, tx->streamed, n, tx_id(tx));
 			r = (struct mbx_wire_rma *)(w + 1);
 			r->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
 			r->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
@@ -781,7 +789,7 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 	tx->tag = 0;
 	tx->data = r->data;
 	tx->size = r->len;
-	tx->wflags = r->cqdata ? MBX_WF_CQDATA : 0;
+	tx->wflags = (r->cqdata ? MBX_WF_CQDATA : 0) | (r->wantkey ? MBX_WF_WANTKEY : 0);
 	tx->streamed = 0;
 	tx->got = 0;
 	tx->rerr = 0;
@@ -1490,6 +1498,7 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 		break;
 	case MBX_OP_RERR:
 	case MBX_OP_WACK:
+	case MBX_OP_KEY:
 		if (f->len != sizeof(*w))
 			return false;
 		break;
@@ -1530,6 +1539,23 @@ static void rma_event(struct mbx_ep *ep, struct mbx_mr *mr, uint64_t kind)
 		mbx_cntr_inc(mr->cntr);
 }
 
+/* The initiator may reach this region through the net wire's core from
+ * now on: tell it so, ahead of the answer it waits for. A region that
+ * cannot be reached that way (counted, in pieces, a net without RMA) is
+ * simply not offered, and the initiator keeps using frames. */
+static void offer_key(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_mr *mr)
+{
+	uint64_t ckey, base;
+
+	if (!mr || mbx_net_key_offer(ep, p, mr, &ckey))
+		return;
+	base = (ep->dom->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)mr->iov[0].iov_base :
+						      mr->offset;
+	send_ctrl_tag(ep, p, MBX_OP_KEY, mr->mr.key, mr->len, base,
+		      ckey | ((mr->access & FI_REMOTE_READ) ? MBX_KEY_READ : 0) |
+		      ((mr->access & FI_REMOTE_WRITE) ? MBX_KEY_WRITE : 0));
+}
+
 static void handle_write(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
 {
 	const struct mbx_wire_rma *r = (const struct mbx_wire_rma *)(w + 1);
@@ -1553,6 +1579,8 @@ static void handle_write(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 	}
 	if (!(w->flags & MBX_WF_LAST))
 		return;
+	if (!p->wr_err && (w->flags & MBX_WF_WANTKEY))
+		offer_key(ep, p, mr);
 	send_ctrl_tag(ep, p, MBX_OP_WACK, w->id, 0, 0, (uint64_t)p->wr_err);
 	if (!p->wr_err) {
 		rma_event(ep, mr, FI_REMOTE_WRITE);
@@ -1597,6 +1625,8 @@ static int handle_read(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_w
 	}
 	if (w->flags & MBX_WF_LAST)
 		rma_event(ep, mr, FI_REMOTE_READ);
+	if ((w->flags & (MBX_WF_LAST | MBX_WF_WANTKEY)) == (MBX_WF_LAST | MBX_WF_WANTKEY))
+		offer_key(ep, p, mr);
 	if (mbu_dlist_empty(&p->txq) && !tx_write(ep, tx))
 		return 1;
 	tx->state = MBX_TX_QUEUED;
@@ -1890,6 +1920,15 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 			return handle_read(ep, p, w);
 		case MBX_OP_ATOMIC:
 			return handle_atomic(ep, p, w);
+		case MBX_OP_KEY:
+			if (p->net) {
+				mbx_net_key(ep, p, w);
+			} else {
+				MBX_WARN(FI_LOG_EP_DATA, "key offer from %s, a peer on this node\n",
+					 p->name);
+				ep->stats.bad_frames++;
+			}
+			return 1;
 		default:
 			handle_rma_reply(ep, p, w);
 			return 1;

@@ -30,6 +30,16 @@
  * then the chunk after the previous message's last, and the sender fills
  * the bulk area for the CTSs in the order they came.
  *
+ * Version 7: RMA to another host may go by the core provider's own
+ * fi_write/fi_read. An initiator that can use it marks the last WRITE or
+ * READ frame of an operation with MBX_WF_WANTKEY; the target then answers
+ * KEY (before WACK or the read's data) naming the region and the core's
+ * key for it. When the region is closed or starts counting its accesses,
+ * the target sends KEY again with core key 0 to every peer it offered the
+ * key to: that frame is ordered before anything the target sends later,
+ * so an initiator told by a later message that the key is valid again
+ * has dropped its stale entry first.
+ *
  * Segment version 5: the header says whether RMA may reach the owner's
  * memory with CMA (rma_direct) and names its domain's table of published
  * registrations (util/mbu_keytab.h). Such RMA writes no frame at all.
@@ -47,7 +57,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	5u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 6u
+#define MBX_WIRE_VERSION 7u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
@@ -92,6 +102,10 @@ enum mbx_wire_op {
 				 * bytes is applied (`tag` 0, and for a fetching
 				 * atomic the old values follow) or refused (`tag`:
 				 * the fi_errno, nothing follows) */
+	MBX_OP_KEY = 15,	/* net RMA: our region under key `id` starts at remote
+				 * address `data` and is `size` bytes long; `tag`:
+				 * the core's key (low 32 bits; 0: withdrawn, forget
+				 * it) and MBX_KEY_READ/WRITE above them */
 	MBX_OP_MAX
 };
 
@@ -103,7 +117,11 @@ enum mbx_wire_flags {
 				 * the key in rsvd2, at offset 0 (iov addrs are
 				 * offsets) */
 	MBX_WF_LAST = 1 << 4,	/* the last WRITE frame of a write: answer with WACK */
+	MBX_WF_WANTKEY = 1 << 5,	/* last WRITE/READ frame: offer the core's key (KEY) */
 };
+
+#define MBX_KEY_READ	(1ull << 32)
+#define MBX_KEY_WRITE	(1ull << 33)
 
 /* After the header of WRITE and READ frames. */
 struct mbx_wire_rma {

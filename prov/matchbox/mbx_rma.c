@@ -9,8 +9,12 @@
  * the target checks the key, range and access and copies (mbx_proto.h).
  * Frames are also the fallback whenever CMA cannot settle an operation on
  * its own: CQ data or counters the target must see, a fence, a key not in
- * the table, or CMA refused by the kernel. */
+ * the table, or CMA refused by the kernel. Toward another host, a write or
+ * read under a key the target has offered goes by the core provider's own
+ * fi_write/fi_read on the peer's connection (mbx_net_rma), and frames
+ * carry the rest as they do here. */
 #include "mbx.h"
+#include "mbx_net.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -310,7 +314,28 @@ ssize_t mbx_rma_post(struct mbx_ep *ep, fi_addr_t dest, const struct mbx_rma_req
 		mbx_unlock(ep->dom);
 		return 0;
 	}
-	ret = mbx_proto_rma(ep, p, r);
+	if (p->net) {
+		struct mbx_rma_req nr = *r;
+
+		/* Frames are served in order at the target, but the core's
+		 * operations are not ordered with them: a fenced operation
+		 * waits until ours on the core have completed. */
+		if ((r->opflags & FI_FENCE) && mbx_net_rma_busy(p)) {
+			mbx_ep_progress(ep);
+			mbx_unlock(ep->dom);
+			return -FI_EAGAIN;
+		}
+		ret = r->op == MBX_OP_ATOMIC ? 1 : mbx_net_rma(ep, p, &nr);
+		if (ret <= 0) {
+			if (ret == -FI_EAGAIN)
+				mbx_ep_progress(ep);
+			mbx_unlock(ep->dom);
+			return ret;
+		}
+		ret = mbx_proto_rma(ep, p, &nr);
+	} else {
+		ret = mbx_proto_rma(ep, p, r);
+	}
 	if (ret == -FI_EAGAIN)
 		mbx_ep_progress(ep);
 	mbx_unlock(ep->dom);

@@ -113,8 +113,13 @@ client_server() {
 	check "ftx_addr: FI_SOCKADDR_IN, 2 hosts" cs_hosts ftx_addr -p matchbox -P 9511 -F in
 	check "ftx_rma: every call, access violations, RMA events, 2 hosts" cs_hosts ftx_rma \
 		-p matchbox -P 9521 -E
-	check "ftx_rma with scalable keys and offsets (mr_mode none), 2 hosts" cs_hosts ftx_rma \
-		-p matchbox -P 9531 -m none
+	# Without counters the target offers its keys, and what follows goes by
+	# the core's own fi_write/fi_read (-C); the regions then close and one
+	# opens again under the same key (-K).
+	check "ftx_rma with scalable keys and offsets (mr_mode none), core RMA, a key registered again, 2 hosts" \
+		cs_hosts ftx_rma -p matchbox -P 9531 -m none -C -K
+	check "ftx_rma with provider keys and virtual addresses, core RMA, a region registered again, 2 hosts" \
+		cs_hosts ftx_rma -p matchbox -P 9535 -m prov_key,virt_addr -C -K
 	check "ftx_atomic: every operation and datatype against a model, 2 hosts" cs_hosts \
 		ftx_atomic -p matchbox -P 9551 -S
 	# Sleeping in epoll on the CQ's and counter's descriptors, and in a
@@ -336,6 +341,10 @@ sanitized() {
 		"$ftx/ftx_regcache" -C 1
 	check "ftx_unexp by clear-to-send, 2 hosts" env FTX_HOSTS=2 FI_MATCHBOX_NET_RMA=0 \
 		"$ftx/ftx_unexp"
+	check "ftx_rma by the core's RMA, a key registered again, 2 hosts" cs_hosts ftx_rma \
+		-p matchbox -P 9571 -m none -C -K
+	check "MPI t_win, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_win \
+		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_p2p, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \
 		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2
 	check "MPI t_p2p by clear-to-send, idle teardown every 20 ms, 2 hosts x 2" mpi 2 t_p2p \

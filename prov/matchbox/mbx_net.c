@@ -28,6 +28,7 @@
 #include "mbu_credit.h"
 #include "mbu_futex.h"
 #include "mbu_iov.h"
+#include "mbu_offer.h"
 #include "mbu_rcache.h"
 #include "mbu_rel.h"
 
@@ -184,21 +185,6 @@ struct ncls {
 	uint32_t retries;
 };
 
-/* A region a peer offered for the core's RMA: remote addresses base to
- * base + len under the matchbox key `key` are the core's offsets from 0
- * under `ckey`; `access`: MBX_KEY_READ/WRITE. ckey 0: an empty entry. */
-struct nkey {
-	uint64_t key, base, len, access;
-	uint32_t ckey;
-};
-/* Regions remembered per peer: an MPI window is one, a SHMEM heap one or
- * two; a key that falls out is offered again at its next use. */
-#define NKEYS	16u
-/* Keys asked about only at their second use: a region used once (a
- * registration per message, as a host engine makes) never costs the
- * target a core registration and a withdrawal. */
-#define NMISSED	8u
-
 struct mbx_npeer {
 	struct mbu_dlist link;		/* net->peers */
 	struct mbx_peer *p;
@@ -231,12 +217,11 @@ struct mbx_npeer {
 	bool failed;
 	uint64_t last_rx_ns, last_act_ns;
 	struct mbu_dlist flush_link;	/* net->flushq while its ring waits for a flush */
-	/* User RMA by the core: the regions the peer offered (see
-	 * mbx_net_rma), keys missed once (a second miss asks for an offer),
-	 * and our operations on its connection not completed yet. */
-	struct nkey keys[NKEYS];
-	uint64_t missed[NMISSED];
-	uint8_t key_next, miss_next;
+	/* User RMA by the core: the regions the peer offered (remote
+	 * addresses base to base + len under the matchbox key are the core's
+	 * offsets from 0 under ckey), and our operations on its connection
+	 * not completed yet. */
+	struct mbu_offers offers;
 	bool core_mark;			/* a core write was posted: next frame by connection */
 	uint32_t core_ops;
 };
@@ -1899,42 +1884,19 @@ bool mbx_net_rma_busy(struct mbx_peer *p)
 	return p->net && p->net->core_ops;
 }
 
-static struct nkey *nkey_find(struct mbx_npeer *np, uint64_t key)
-{
-	for (uint32_t i = 0; i < NKEYS; i++)
-		if (np->keys[i].ckey && np->keys[i].key == key)
-			return &np->keys[i];
-	return NULL;
-}
-
 void mbx_net_key(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
 {
 	struct mbx_npeer *np = p->net;
-	uint32_t ckey = (uint32_t)w->tag;
-	uint64_t access = w->tag & ~(uint64_t)UINT32_MAX;
-	struct nkey *k;
+	uint32_t ckey = (uint32_t)w->tag, access = (uint32_t)(w->tag >> 32);
 
-	/* An offer is trusted only as far as it is well formed: rights we
-	 * know, some rights, and a region that does not wrap. */
-	if (!np || (access & ~(MBX_KEY_READ | MBX_KEY_WRITE)) ||
-	    (ckey && (!access || !w->size || w->data + w->size < w->data))) {
+	_Static_assert(MBX_KEY_READ >> 32 == MBU_OFFER_READ && MBX_KEY_WRITE >> 32 == MBU_OFFER_WRITE,
+		       "KEY frame rights are the offer's");
+	if (!np || !mbu_offer_valid(w->data, w->size, access, ckey)) {
 		MBX_WARN(FI_LOG_EP_DATA, "malformed key offer from %s\n", p->name);
 		ep->stats.bad_frames++;
 		return;
 	}
-	k = nkey_find(np, w->id);
-	if (!ckey) {
-		if (k)
-			k->ckey = 0;
-		return;
-	}
-	if (!k)
-		k = &np->keys[np->key_next++ % NKEYS];
-	k->key = w->id;
-	k->base = w->data;
-	k->len = w->size;
-	k->access = access;
-	k->ckey = ckey;
+	mbu_offers_put(&np->offers, w->id, w->data, w->size, access, ckey);
 }
 
 /* Small operations go by the core while fewer than CORE_DEPTH are
@@ -1959,11 +1921,10 @@ int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 	const struct fi_rma_iov *ri = r->riov;
 	struct fi_rma_iov riov;
 	struct fi_msg_rma msg;
+	struct mbu_offer *k;
 	struct mbx_conn *c;
-	struct nkey *k;
 	struct nbuf *b;
 	uint64_t flags;
-	uint32_t i;
 	int ret;
 
 	/* CQ data and empty operations (counted at the target) need the
@@ -1971,21 +1932,17 @@ int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 	if (!n || !n->rma || !np || np->failed || r->cqdata || !r->len || r->rcnt != 1 ||
 	    (r->opflags & FI_FENCE) || (!write && r->op != MBX_OP_READ))
 		return 1;
-	k = nkey_find(np, ri->key);
+	k = mbu_offers_find(&np->offers, ri->key);
 	if (!k) {
-		for (i = 0; i < NMISSED && np->missed[i] != ri->key; i++)
-			;
-		if (i < NMISSED)
-			r->wantkey = true;
-		else
-			np->missed[np->miss_next++ % NMISSED] = ri->key;
+		/* A region used once (a registration per message, as a host
+		 * engine makes) never costs its target a core registration. */
+		r->wantkey = mbu_offers_miss(&np->offers, ri->key);
 		return 1;
 	}
 	/* The region and its rights are as offered until a withdrawal, which
 	 * reaches us before anything the target sent after it: refusing here
 	 * is what the target's own check would answer. */
-	if (!(k->access & (write ? MBX_KEY_WRITE : MBX_KEY_READ)) || ri->addr < k->base ||
-	    ri->addr - k->base > k->len || r->len > k->len - (ri->addr - k->base)) {
+	if (!mbu_offer_allows(k, ri->addr, r->len, write ? MBU_OFFER_WRITE : MBU_OFFER_READ)) {
 		mbx_tx_report(ep, write ? ep->wr_cntr : ep->rd_cntr, r->context,
 			      FI_RMA | (write ? FI_WRITE : FI_READ), r->opflags, 0, FI_EACCES, p);
 		return 0;

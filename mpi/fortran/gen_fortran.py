@@ -36,6 +36,9 @@ HAND = {
     'Comm_set_attr', 'Comm_get_attr', 'Type_set_attr', 'Type_get_attr', 'Win_set_attr',
     'Win_get_attr', 'Attr_put', 'Attr_get', 'Comm_create_keyval', 'Type_create_keyval',
     'Win_create_keyval', 'Keyval_create',
+    # Callbacks called with Fortran's arguments (mbmpi_fhand.c).
+    'Comm_create_errhandler', 'Win_create_errhandler', 'File_create_errhandler',
+    'Errhandler_create', 'Grequest_start',
 }
 
 NOT_BOUND = {
@@ -44,10 +47,9 @@ NOT_BOUND = {
     'Request_f2c', 'Op_c2f', 'Op_f2c', 'Info_c2f', 'Info_f2c', 'Win_c2f', 'Win_f2c',
     'Errhandler_c2f', 'Errhandler_f2c', 'Message_c2f', 'Message_f2c', 'File_c2f', 'File_f2c',
     'Status_c2f', 'Status_f2c',
-    # Fortran callbacks (error handlers, generalized requests) are not
-    # called back with Fortran's arguments yet; spawn has no use here.
-    'Comm_create_errhandler', 'Win_create_errhandler', 'File_create_errhandler',
-    'Errhandler_create', 'Grequest_start', 'Comm_spawn', 'Comm_spawn_multiple',
+    # Spawn has no use here.
+    'Comm_spawn', 'Comm_spawn_multiple',
+    # C's argc and argv.
     'Info_create_env',
     # Persistent w collectives keep their arrays of types until freed; the
     # Fortran binding's converted copies would not live that long.

@@ -456,6 +456,135 @@ MBMPI_FBIND void pmpi_op_create_(mbmpi_fuser_fn *fn, const MPI_Fint *commute, MP
 }
 MBMPI_FALIAS(op_create)
 
+/* ---- Error handlers written in Fortran ---- */
+
+/* SUBROUTINE HANDLER(HANDLE, ERROR_CODE): libmpi calls it with the
+ * handle's Fortran name (mbmpi_errh_fortran). */
+typedef void f_errh_fn(MPI_Fint *handle, MPI_Fint *code);
+
+static void errh_out(int ret, MPI_Errhandler h, MPI_Fint *eh, MPI_Fint *ierr)
+{
+	*ierr = ret;
+	if (ret == MPI_SUCCESS) {
+		mbmpi_errh_fortran(h);
+		*eh = MPI_Errhandler_c2f(h);
+	}
+}
+
+MBMPI_FBIND void pmpi_comm_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+	int ret = MPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn,
+					     &h);
+
+	errh_out(ret, h, eh, ierr);
+}
+MBMPI_FALIAS(comm_create_errhandler)
+
+MBMPI_FBIND void pmpi_win_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+	int ret = MPI_Win_create_errhandler((MPI_Win_errhandler_function *)(void (*)(void))fn,
+					    &h);
+
+	errh_out(ret, h, eh, ierr);
+}
+MBMPI_FALIAS(win_create_errhandler)
+
+MBMPI_FBIND void pmpi_file_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+	int ret = MPI_File_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))fn,
+					     &h);
+
+	errh_out(ret, h, eh, ierr);
+}
+MBMPI_FALIAS(file_create_errhandler)
+
+MBMPI_FBIND void pmpi_errhandler_create_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+	int ret = MPI_Errhandler_create((MPI_Handler_function *)(void (*)(void))fn, &h);
+
+	errh_out(ret, h, eh, ierr);
+}
+MBMPI_FALIAS(errhandler_create)
+
+/* ---- Generalized requests written in Fortran ---- */
+
+/* QUERY_FN(EXTRA_STATE, STATUS, IERROR), FREE_FN(EXTRA_STATE, IERROR),
+ * CANCEL_FN(EXTRA_STATE, COMPLETE, IERROR): C's callbacks below hold the
+ * Fortran ones and the program's INTEGER(KIND=MPI_ADDRESS_KIND) state. */
+typedef void f_query_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierr);
+typedef void f_free_fn(MPI_Aint *extra, MPI_Fint *ierr);
+typedef void f_cancel_fn(MPI_Aint *extra, MPI_Fint *complete, MPI_Fint *ierr);
+
+struct f_greq {
+	f_query_fn *query;
+	f_free_fn *free_fn;
+	f_cancel_fn *cancel;
+	MPI_Aint extra;
+};
+
+/* A Fortran status is MPI_STATUS_SIZE INTEGERs holding the C struct's
+ * bytes (mbmpi_fstatus_out), so the query writes the C status in place
+ * through a copy of the right shape. */
+static int f_greq_query(void *extra, MPI_Status *st)
+{
+	struct f_greq *g = extra;
+	MPI_Fint fst[MBMPI_FSTATUS_INTS], ierr = MPI_SUCCESS;
+
+	mbmpi_fstatus_out(fst, st);
+	g->query(&g->extra, fst, &ierr);
+	memcpy(st, fst, sizeof(*st));
+	return ierr;
+}
+
+static int f_greq_free(void *extra)
+{
+	struct f_greq *g = extra;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	g->free_fn(&g->extra, &ierr);
+	free(g);
+	return ierr;
+}
+
+static int f_greq_cancel(void *extra, int complete)
+{
+	struct f_greq *g = extra;
+	MPI_Fint fcomplete = complete ? 1 : 0, ierr = MPI_SUCCESS;	/* gfortran's .TRUE. */
+
+	g->cancel(&g->extra, &fcomplete, &ierr);
+	return ierr;
+}
+
+MBMPI_FBIND void pmpi_grequest_start_(f_query_fn *query, f_free_fn *free_fn,
+				      f_cancel_fn *cancel, const MPI_Aint *extra, MPI_Fint *req,
+				      MPI_Fint *ierr)
+{
+	struct f_greq *g;
+	MPI_Request r;
+
+	/* All three are required in Fortran: there is no null procedure. */
+	if (!query || !free_fn || !cancel) {
+		*ierr = MPI_Grequest_start(NULL, NULL, NULL, NULL, NULL);
+		return;
+	}
+	g = malloc(sizeof(*g));
+	if (!g) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	*g = (struct f_greq){ query, free_fn, cancel, *extra };
+	*ierr = MPI_Grequest_start(f_greq_query, f_greq_free, f_greq_cancel, g, &r);
+	if (*ierr == MPI_SUCCESS)
+		*req = MPI_Request_c2f(r);
+	else
+		free(g);
+}
+MBMPI_FALIAS(grequest_start)
+
 /* ---- Attributes: Fortran holds values, C holds pointers ---- */
 
 MBMPI_FBIND void pmpi_comm_set_attr_(const MPI_Fint *comm, const MPI_Fint *keyval,

@@ -562,6 +562,8 @@ int mbmpi_comm_query(MPI_Comm h, const void *out, struct mbmpi_comm **c, const c
 #define MBMPI_COMM_QUERY(h, out, c) mbmpi_comm_query((h), (out), (c), __func__)
 void mbmpi_errh_retain(MPI_Errhandler h);
 void mbmpi_errh_release(MPI_Errhandler h);
+/* Marks a user handler as a Fortran subroutine (the Fortran bindings). */
+void mbmpi_errh_fortran(MPI_Errhandler h);
 
 /* Engine progress and blocking-wait helpers. */
 void mbmpi_idle(int *spins);

@@ -27,7 +27,23 @@ static bool mbmpi_pmix;
 struct mbmpi_errh {
 	MPI_Comm_errhandler_function *fn;
 	int refs;    /* the user's handle plus every communicator using it */
+	bool fortran; /* fn is a Fortran subroutine: (INTEGER handle, INTEGER code) */
 };
+
+void mbmpi_errh_fortran(MPI_Errhandler h)
+{
+	h->fortran = true;
+}
+
+/* A Fortran handler gets the handle's Fortran name and the code by
+ * reference, and nothing else (C's varargs tail is C's alone). */
+static void mbmpi_errh_call_f(MPI_Errhandler h, MPI_Fint handle, int *code)
+{
+	MPI_Fint fcode = *code;
+
+	((void (*)(MPI_Fint *, MPI_Fint *))(void (*)(void))h->fn)(&handle, &fcode);
+	*code = fcode;
+}
 
 static bool mbmpi_errh_user(MPI_Errhandler h)
 {
@@ -280,13 +296,19 @@ int mbmpi_err(struct mbmpi_comm *c, int code, const char *fn)
 		/* A window's own communicator: the handler was made for windows. */
 		MPI_Win handle = c->win;
 
-		((MPI_Win_errhandler_function *)(void (*)(void))h->fn)(&handle, &code, fn);
+		if (h->fortran)
+			mbmpi_errh_call_f(h, MPI_Win_c2f(handle), &code);
+		else
+			((MPI_Win_errhandler_function *)(void (*)(void))h->fn)(&handle, &code, fn);
 		return code;
 	}
 	if (h != MPI_ERRORS_ARE_FATAL && h != MPI_ERRORS_ABORT && h != MPI_ERRHANDLER_NULL) {
 		MPI_Comm handle = c->predef ? (c == &mbmpi_comm_world ? MPI_COMM_WORLD : MPI_COMM_SELF)
 					    : (MPI_Comm)c;
-		h->fn(&handle, &code, fn);
+		if (h->fortran)
+			mbmpi_errh_call_f(h, MPI_Comm_c2f(handle), &code);
+		else
+			h->fn(&handle, &code, fn);
 		return code;
 	}
 	fprintf(stderr, "matchbox mpi: rank %d: %s: %s; aborting the job\n", mbmpi.world_rank,
@@ -337,6 +359,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 	if (!h)
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
 	h->fn = fn;
+	h->fortran = false;
 	h->refs = 1;
 	*eh = h;
 	return MPI_SUCCESS;
@@ -445,7 +468,10 @@ static int mbmpi_file_err(int code, const char *fn)
 	{
 		MPI_File f = MPI_FILE_NULL;
 
-		((MPI_File_errhandler_function *)(void (*)(void))h->fn)(&f, &code, fn);
+		if (h->fortran)
+			mbmpi_errh_call_f(h, MPI_File_c2f(f), &code);
+		else
+			((MPI_File_errhandler_function *)(void (*)(void))h->fn)(&f, &code, fn);
 	}
 	return code;
 }

@@ -2,12 +2,18 @@
 ! point (statuses, requests, 1-based indices, MPI_STATUS_IGNORE), collectives
 ! (MPI_IN_PLACE, a reduction written in Fortran), a derived type over a
 ! column-major array, one-sided communication, strings, attributes with a
-! Fortran copy callback, and communicator management. Every result is
-! checked; the first wrong one stops the job with a message.
+! Fortran copy callback, error handlers and generalized requests written in
+! Fortran, and communicator management. Every result is checked; the first
+! wrong one stops the job with a message.
 module checks
   use mpi
   implicit none
   integer :: rank, nprocs
+  ! What the Fortran callbacks below saw.
+  integer :: eh_calls = 0, eh_handle = -1, eh_code = -1
+  integer :: gq_calls = 0, gf_calls = 0, gc_calls = 0
+  integer(kind=MPI_ADDRESS_KIND) :: g_extra = -1
+  logical :: gc_complete = .true.
 contains
   subroutine check(ok, what)
     logical, intent(in) :: ok
@@ -50,6 +56,53 @@ subroutine copy_plus(oldcomm, keyval, extra, valin, valout, flag, ierr)
   ierr = MPI_SUCCESS
 end subroutine copy_plus
 
+! An error handler MPI calls with Fortran's arguments (for communicators,
+! windows and files alike: the handle, then the error code).
+subroutine on_error(handle, code)
+  use checks
+  implicit none
+  integer :: handle, code
+  eh_calls = eh_calls + 1
+  eh_handle = handle
+  eh_code = code
+end subroutine on_error
+
+! A generalized request's callbacks: the query fills the status.
+subroutine g_query(extra, status, ierr)
+  use checks
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: status(MPI_STATUS_SIZE), ierr
+  gq_calls = gq_calls + 1
+  g_extra = extra
+  status(MPI_SOURCE) = 3
+  status(MPI_TAG) = 9
+  call MPI_Status_set_elements(status, MPI_INTEGER, 5, ierr)
+  call MPI_Status_set_cancelled(status, gc_calls > 0, ierr)
+end subroutine g_query
+
+subroutine g_free(extra, ierr)
+  use checks
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: ierr
+  gf_calls = gf_calls + 1
+  g_extra = extra
+  ierr = MPI_SUCCESS
+end subroutine g_free
+
+subroutine g_cancel(extra, complete, ierr)
+  use checks
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  logical :: complete
+  integer :: ierr
+  gc_calls = gc_calls + 1
+  gc_complete = complete
+  g_extra = extra
+  ierr = MPI_SUCCESS
+end subroutine g_cancel
+
 program f_mpi
   use checks
   implicit none
@@ -67,6 +120,7 @@ program f_mpi
   call one_sided()
   call strings_and_attributes()
   call communicators()
+  call callbacks()
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) write (*, '(a,i0,a)') 'f_mpi: ', nprocs, ' ranks: all checks passed'
   call MPI_Finalize(ierr)
@@ -339,4 +393,74 @@ contains
     t1 = MPI_Wtime()
     call check(t1 >= t0 .and. MPI_Wtick() > 0, 'wtime')
   end subroutine communicators
+
+  subroutine callbacks()
+    external :: on_error, g_query, g_free, g_cancel
+    integer :: eh, d, ierr, cls, win, req, n, buf(4)
+    integer :: status(MPI_STATUS_SIZE)
+    integer(kind=MPI_ADDRESS_KIND) :: extra, wsize
+    logical :: flag
+
+    ! A communicator's handler, called by the program and by an error.
+    call MPI_Comm_create_errhandler(on_error, eh, ierr)
+    call ok(ierr, 'comm_create_errhandler with a Fortran handler')
+    call MPI_Comm_dup(MPI_COMM_WORLD, d, ierr)
+    call MPI_Comm_set_errhandler(d, eh, ierr)
+    call MPI_Comm_call_errhandler(d, MPI_ERR_TAG, ierr)
+    call check(eh_calls == 1 .and. eh_handle == d .and. eh_code == MPI_ERR_TAG, &
+               'comm handler called with the communicator and the code')
+    call MPI_Send(buf, 1, MPI_INTEGER, nprocs, 0, d, ierr)
+    call MPI_Error_class(ierr, cls, n)
+    call check(eh_calls == 2 .and. eh_handle == d .and. cls == MPI_ERR_RANK .and. &
+               eh_code == ierr, 'comm handler called for a send to no rank, which returns')
+    call MPI_Errhandler_free(eh, ierr)
+    call MPI_Comm_free(d, ierr)
+
+    ! A window's.
+    call MPI_Win_create_errhandler(on_error, eh, ierr)
+    call ok(ierr, 'win_create_errhandler')
+    wsize = 16
+    call MPI_Win_create(buf, wsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+    call MPI_Win_set_errhandler(win, eh, ierr)
+    call MPI_Win_call_errhandler(win, MPI_ERR_OTHER, ierr)
+    call check(eh_calls == 3 .and. eh_handle == win .and. eh_code == MPI_ERR_OTHER, &
+               'window handler called with the window')
+    call MPI_Win_free(win, ierr)
+    call MPI_Errhandler_free(eh, ierr)
+
+    ! The files' default handler (there are no files here: MPI_FILE_NULL's).
+    call MPI_File_create_errhandler(on_error, eh, ierr)
+    call ok(ierr, 'file_create_errhandler')
+    call MPI_File_set_errhandler(MPI_FILE_NULL, eh, ierr)
+    call MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO, ierr)
+    call check(eh_calls == 4 .and. eh_handle == MPI_FILE_NULL .and. eh_code == MPI_ERR_IO, &
+               'file handler called with MPI_FILE_NULL')
+    call MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN, ierr)
+    call MPI_Errhandler_free(eh, ierr)
+
+    ! A generalized request: completed, waited for, freed.
+    extra = 77
+    call MPI_Grequest_start(g_query, g_free, g_cancel, extra, req, ierr)
+    call ok(ierr, 'grequest_start with Fortran callbacks')
+    call MPI_Test(req, flag, status, ierr)
+    call check(.not. flag .and. gq_calls == 0, 'grequest incomplete until completed')
+    call MPI_Grequest_complete(req, ierr)
+    call MPI_Wait(req, status, ierr)
+    call ok(ierr, 'wait on a grequest')
+    call check(req == MPI_REQUEST_NULL .and. gq_calls == 1 .and. gf_calls == 1 .and. &
+               g_extra == 77, 'query and free called with extra_state')
+    call check(status(MPI_SOURCE) == 3 .and. status(MPI_TAG) == 9, 'status from the query')
+    call MPI_Get_count(status, MPI_INTEGER, n, ierr)
+    call check(n == 5, 'elements set by the query')
+    ! Cancelled before it completes: the callback hears it is not complete.
+    extra = 78
+    call MPI_Grequest_start(g_query, g_free, g_cancel, extra, req, ierr)
+    call MPI_Cancel(req, ierr)
+    call check(gc_calls == 1 .and. .not. gc_complete .and. g_extra == 78, &
+               'cancel called with complete false and extra_state')
+    call MPI_Grequest_complete(req, ierr)
+    call MPI_Wait(req, status, ierr)
+    call MPI_Test_cancelled(status, flag, ierr)
+    call check(flag .and. gf_calls == 2, 'cancelled status from the query, then freed')
+  end subroutine callbacks
 end program f_mpi

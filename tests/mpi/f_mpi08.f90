@@ -3,12 +3,15 @@
 ! given, arrays of requests and statuses, choice buffers of several ranks
 ! and a scalar, MPI_IN_PLACE, a reduction written in Fortran 2008 terms, a
 ! derived type, one-sided communication, matched probes, strings, attributes,
-! and the functions (MPI_Wtime, MPI_Aint_add). Every result is checked; the
+! an error handler with Fortran 2008's arguments, and the functions
+! (MPI_Wtime, MPI_Aint_add). Every result is checked; the
 ! first wrong one stops the job with a message.
 module checks08
   use mpi_f08
   implicit none
   integer :: rank, nprocs
+  type(MPI_Comm) :: eh_comm
+  integer :: eh_code = -1
 contains
   subroutine check(ok, what)
     logical, intent(in) :: ok
@@ -31,6 +34,13 @@ contains
       inoutvec(i) = max(abs(invec(i)), abs(inoutvec(i)))
     end do
   end subroutine absmax
+  ! An error handler in Fortran 2008 terms: TYPE(MPI_Comm), then the code.
+  subroutine on_error08(comm, code)
+    type(MPI_Comm) :: comm
+    integer :: code
+    eh_comm = comm
+    eh_code = code
+  end subroutine on_error08
 end module checks08
 
 program f_mpi08
@@ -49,6 +59,7 @@ program f_mpi08
   call one_sided()
   call strings_and_attributes()
   call communicators()
+  call error_handler()
   call MPI_Barrier(MPI_COMM_WORLD)
   if (rank == 0) write (*, '(a,i0,a)') 'f_mpi08: ', nprocs, ' ranks: all checks passed'
   call MPI_Finalize(ierr)
@@ -222,4 +233,18 @@ contains
     t1 = MPI_Wtime()
     call check(t1 >= t0 .and. MPI_Wtick() > 0, 'wtime')
   end subroutine communicators
+
+  subroutine error_handler()
+    type(MPI_Errhandler) :: eh
+    type(MPI_Comm) :: d
+    integer :: ierr
+
+    call MPI_Comm_create_errhandler(on_error08, eh)
+    call MPI_Comm_dup(MPI_COMM_WORLD, d)
+    call MPI_Comm_set_errhandler(d, eh)
+    call MPI_Comm_call_errhandler(d, MPI_ERR_ARG, ierr)
+    call check(eh_comm == d .and. eh_code == MPI_ERR_ARG, 'Fortran 2008 error handler')
+    call MPI_Errhandler_free(eh)
+    call MPI_Comm_free(d)
+  end subroutine error_handler
 end program f_mpi08

@@ -40,7 +40,7 @@ struct mbx_params mbx_param = {
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
-	.net_rma_core_max = 512 * 1024,
+	.net_rma_core_max = SIZE_MAX,
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
 	.resolve_ms = 5000,
@@ -105,8 +105,7 @@ static void net_params(void)
 			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
 			mbx_param.net_rma_chunk);
 	fi_param_define(&mbx_prov, "net_rma_core_max", FI_PARAM_SIZE_T,
-			"Largest fi_write/fi_read to another host that goes by the core provider's own RMA once the target has offered its key; larger ones, and all with this 0, go in frames through the target's progress (default: %zu)",
-			mbx_param.net_rma_core_max);
+			"Largest fi_write/fi_read to another host that goes by the core provider's own RMA once the target has offered its key; larger ones, and all with this 0, go in frames through the target's progress (default: no limit)");
 	fi_param_define(&mbx_prov, "mr_cache_max_count", FI_PARAM_SIZE_T,
 			"Registrations of large sends' data (for the peer's fi_read) kept for reuse per endpoint, watched by a userfaultfd monitor; 0 turns the cache off (default: %zu)",
 			mbx_param.mr_cache_max_count);

@@ -169,7 +169,8 @@ struct mbx_conn {
 	bool busy;		/* counts against the connection budget */
 	uint8_t cls;
 	uint32_t inflight;	/* our sends and reads on it not yet completed */
-	uint32_t uops;		/* of which the caller's RMA (mbx_net_rma) */
+	uint32_t uops;		/* of which pieces of the caller's RMA (mbx_net_rma) */
+	uint64_t uop_bytes;	/* ... and their bytes */
 	uint64_t read_bytes;	/* asked for by the fi_reads in flight on it */
 	uint64_t dead_ns;
 };
@@ -210,6 +211,7 @@ struct mbx_npeer {
 	uint64_t conn_until_ns;		/* a frame needed the connection: stay on it */
 	bool neighbour;			/* partial mode: connected at start */
 	bool closing;			/* we asked to close its connections */
+	bool core_hold;			/* we agreed to the peer's asking: no new core RMA */
 	bool need_ack;
 	bool ack_now;
 	uint16_t unacked;
@@ -222,6 +224,7 @@ struct mbx_npeer {
 	 * offsets from 0 under ckey), and our operations on its connection
 	 * not completed yet. */
 	struct mbu_offers offers;
+	struct mbu_dlist uops;		/* our operations on the core, in order */
 	bool core_mark;			/* a core write was posted: next frame by connection */
 	uint32_t core_ops;
 };
@@ -249,6 +252,7 @@ struct mbx_net {
 	uint32_t mr_key;		/* last memory key handed out */
 	struct mbu_rcache rc;		/* registrations of large sends' data */
 	struct mbu_dlist ckeys;		/* our regions registered with the core for peers */
+	struct mbu_pool uop_pool;	/* struct uop */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
 	/* While a batch of completions is handled, frames written to peers'
@@ -291,6 +295,7 @@ static int addr_cmp(const struct mbx_addr *a, const struct mbx_addr *b)
 static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why);
 static void uop_done(struct mbx_ep *ep, struct nbuf *b, int err);
 static void ckeys_forget(struct mbx_net *n, struct mbx_npeer *np);
+static void uops_detach(struct mbx_ep *ep, struct mbx_npeer *np);
 
 /* ---- buffers ---- */
 
@@ -503,6 +508,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 			(uint32_t)mbx_param.net_tries);
 	mbu_rel_rx_init(&np->rrx);
 	mbu_dlist_init(&np->inq);
+	mbu_dlist_init(&np->uops);
 	mbu_dlist_init(&np->flush_link);
 	np->p = p;
 	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
@@ -573,9 +579,12 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 	if (np) {
 		struct ncls *cl = &np->cl[c->cls];
 
-		/* Its operations of the caller's complete (flushed) with no peer
-		 * to account them to. */
-		np->core_ops -= c->uops;
+		/* The caller's operations on it complete (flushed) with no
+		 * peer to account them to; those not started fail. */
+		if (c->cls == CL_HI && cl->conn == c) {
+			uops_detach(n->ep, np);
+			np->core_hold = false;
+		}
 		if (cl->conn == c) {
 			cl->conn = NULL;
 			mbu_credit_close(&cl->rx, &n->committed[c->cls]);
@@ -1492,15 +1501,18 @@ static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 	struct mbu_frame *f;
 	bool quiet = mbu_ring_peek(&np->cons, &f) == MBU_RING_EMPTY &&
 		     mbu_dlist_empty(&np->inq) && credits_home(np) &&
-		     !mbu_rel_tx_inflight(&np->rtx);
+		     !mbu_rel_tx_inflight(&np->rtx) && !np->core_ops;
 
 	if (!quiet) {
 		send_ctl(ep, np, NT_CLOSE_NAK, cls);
 		return;
 	}
-	/* Agreed: nothing more goes out on them; the asking side shuts them. */
+	/* Agreed: nothing more goes out on them; the asking side shuts them.
+	 * An RMA of ours started on the core now would find it shut. */
 	if (!send_ctl(ep, np, NT_CLOSE_ACK, cls))
 		close_all(ep->net, np, false);
+	else
+		np->core_hold = true;
 }
 
 static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int cls)
@@ -1903,6 +1915,8 @@ void mbx_net_key(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w
  * outstanding to the peer; past that, frames batch them (mbx_net_rma). */
 #define CORE_BATCH_MAX	16384u
 #define CORE_DEPTH	4u
+/* Operations of ours on the core per peer, started or waiting. */
+#define UOPS_MAX	1024u
 
 /* Our operations per connection, at most: the core's transmit queue also
  * carries the frames. */
@@ -1913,24 +1927,163 @@ static uint32_t core_cap(const struct mbx_net *n)
 	return q ? (uint32_t)q : 1;
 }
 
+/* One caller's operation on the core, moved in pieces of at most
+ * net_rma_chunk bytes with at most rd_window() bytes of them in flight on
+ * the connection (as large messages' reads are: a tcp connection with many
+ * large operations queued on it moved less than one with a few). It stays
+ * on its peer's list, in order, until its last piece completes; pieces of
+ * a later operation start only when this one's have all started. */
+struct uop {
+	struct mbu_dlist link;		/* np->uops; detached (np NULL) once its peer is gone */
+	struct mbx_npeer *np;
+	void *ctx;
+	uint64_t opflags;
+	struct iovec iov[MBX_IOV_LIMIT];
+	size_t cnt;
+	uint64_t raddr, ckey;		/* the core's offset and key */
+	size_t len, next;		/* bytes in all; the next piece starts here */
+	uint32_t out;			/* pieces in flight */
+	int err;			/* the first piece's failure */
+	bool write;
+};
+
+/* The last piece of u is done, or none will start: report it. */
+static void uop_finish(struct mbx_ep *ep, struct uop *u)
+{
+	if (u->next < u->len || u->out)
+		return;
+	if (u->np) {
+		mbu_dlist_remove(&u->link);
+		u->np->core_ops--;
+	}
+	mbx_tx_report(ep, u->write ? ep->wr_cntr : ep->rd_cntr, u->ctx,
+		      FI_RMA | (u->write ? FI_WRITE : FI_READ), u->opflags, 0, u->err, NULL);
+	mbu_pool_put(&ep->net->uop_pool, u);
+}
+
+static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
+{
+	size_t len = u->len - u->next, cap = n->minfo->tx_attr->iov_limit, k;
+	struct iovec liov[MBX_IOV_LIMIT];
+	struct fi_rma_iov riov;
+	struct fi_msg_rma msg;
+	struct nbuf *b;
+	uint64_t flags;
+	int ret;
+
+	if (len > mbx_param.net_rma_chunk)
+		len = mbx_param.net_rma_chunk;
+	if (cap > MBX_IOV_LIMIT)
+		cap = MBX_IOV_LIMIT;
+	/* A piece of a list the core takes whole takes no more entries. */
+	k = mbu_iov_slice(u->iov, u->cnt, u->next, len, liov, cap);
+	if (!k)
+		return -FI_EINVAL;
+	b = nb_get(n, POOL_TINY, NB_UOP);
+	if (!b)
+		return -FI_EAGAIN;
+	b->uctx = u;
+	b->len = (uint32_t)len;
+	riov.addr = u->raddr + u->next;
+	riov.len = len;
+	riov.key = u->ckey;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = liov;
+	msg.iov_count = k;
+	msg.rma_iov = &riov;
+	msg.rma_iov_count = 1;
+	msg.context = &b->ctx;
+	/* The caller's completion semantics go to the core as they are: by
+	 * default a write completes once the core has sent it, as rxm's. */
+	flags = FI_COMPLETION |
+		(u->write ? u->opflags & (FI_INJECT | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE) : 0);
+	ret = u->write ? (int)fi_writemsg(c->ep, &msg, flags) : (int)fi_readmsg(c->ep, &msg, flags);
+	if (ret) {
+		nb_put(n, b);
+		return ret;
+	}
+	b->conn = c;
+	c->inflight++;
+	c->uops++;
+	c->uop_bytes += len;
+	u->next += len;
+	u->out++;
+	return 0;
+}
+
+/* Starts the pieces the connection's window has room for, in order. */
+static void uop_pump(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+	struct mbu_dlist *it, *tmp;
+	struct mbx_conn *c;
+
+	if (!cl_up(&np->cl[CL_HI]) || np->closing || np->core_hold)
+		return;
+	c = np->cl[CL_HI].conn;
+	mbu_dlist_foreach_safe(&np->uops, it, tmp) {
+		struct uop *u = mbu_container_of(it, struct uop, link);
+
+		while (u->next < u->len) {
+			int ret;
+
+			if (c->uop_bytes >= rd_window() || c->uops >= core_cap(n))
+				return;
+			ret = uop_post(n, c, u);
+			if (ret == -FI_EAGAIN)
+				return;
+			if (ret) {
+				MBX_WARN(FI_LOG_EP_DATA, "core RMA to %s: %s\n", np->p->name,
+					 fi_strerror(-ret));
+				u->err = u->err ? u->err : -ret;
+				u->next = u->len;
+				uop_finish(ep, u);
+				break;
+			}
+			/* A message sent after this write completed must not
+			 * overtake it by datagram: the next frame goes on this
+			 * connection, behind it. */
+			np->core_mark = true;
+		}
+	}
+}
+
+/* The peer's connection is gone: what has not started never will. */
+static void uops_detach(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbu_dlist *it;
+
+	while ((it = mbu_dlist_pop(&np->uops))) {
+		struct uop *u = mbu_container_of(it, struct uop, link);
+
+		mbu_dlist_init(&u->link);
+		u->np = NULL;
+		np->core_ops--;
+		if (u->next < u->len) {
+			u->err = u->err ? u->err : FI_ECONNABORTED;
+			u->next = u->len;
+		}
+		uop_finish(ep, u);
+	}
+}
+
 int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 {
 	struct mbx_net *n = ep->net;
 	struct mbx_npeer *np = p->net;
 	bool write = r->op == MBX_OP_WRITE;
 	const struct fi_rma_iov *ri = r->riov;
-	struct fi_rma_iov riov;
-	struct fi_msg_rma msg;
 	struct mbu_offer *k;
-	struct mbx_conn *c;
-	struct nbuf *b;
-	uint64_t flags;
-	int ret;
+	struct uop *u;
 
 	/* CQ data and empty operations (counted at the target) need the
 	 * target's progress; a fence needs the order of frames. */
 	if (!n || !n->rma || !np || np->failed || r->cqdata || !r->len || r->rcnt != 1 ||
 	    (r->opflags & FI_FENCE) || (!write && r->op != MBX_OP_READ))
+		return 1;
+	/* A connection on its way down (an idle close agreed or asked for)
+	 * takes no new operation; frames wait for the next one. */
+	if (np->closing || np->core_hold)
 		return 1;
 	k = mbu_offers_find(&np->offers, ri->key);
 	if (!k) {
@@ -1952,67 +2105,71 @@ int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 	 * up to 16 KiB frames moved 1.3-1.6x the core's bytes when many were
 	 * outstanding, as they share connection sends, while one at a time
 	 * the core took 12 us where frames and their acknowledgement took 18;
-	 * from 32 KiB to 512 KiB the core was ahead either way (no copies);
-	 * at 1 MiB frames were (3.6 against 2.8 GB/s, 300 against 380 us). */
+	 * from 32 KiB up the core was ahead either way (no copies), and from
+	 * 1 MiB up by 1.5-1.7x once large operations went in windowed pieces
+	 * (bench/results/rma.txt). */
 	if (r->len > mbx_param.net_rma_core_max ||
 	    (r->len <= CORE_BATCH_MAX && np->core_ops + p->rma_out >= CORE_DEPTH))
 		return 1;
+	/* An inject's buffer is the caller's again when we return: the core
+	 * must take it whole now, or frames copy it. */
 	if (!cl_up(&np->cl[CL_HI]) || r->cnt > n->minfo->tx_attr->iov_limit ||
-	    ((r->opflags & FI_INJECT) && r->len > n->minfo->tx_attr->inject_size))
+	    ((r->opflags & FI_INJECT) &&
+	     (r->len > n->minfo->tx_attr->inject_size || !mbu_dlist_empty(&np->uops) ||
+	      np->cl[CL_HI].conn->uop_bytes >= rd_window() ||
+	      np->cl[CL_HI].conn->uops >= core_cap(n))))
 		return 1;
-	c = np->cl[CL_HI].conn;
-	if (c->uops >= core_cap(n))
+	if (np->core_ops >= UOPS_MAX)
 		return -FI_EAGAIN;
-	b = nb_get(n, POOL_TINY, NB_UOP);
-	if (!b)
+	u = mbu_pool_get(&n->uop_pool);
+	if (!u)
 		return -FI_EAGAIN;
-	b->uctx = r->context;
-	b->uflags = r->opflags;
-	b->off = write;
-	riov.addr = ri->addr - k->base;
-	riov.len = r->len;
-	riov.key = k->ckey;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = r->iov;
-	msg.iov_count = r->cnt;
-	msg.rma_iov = &riov;
-	msg.rma_iov_count = 1;
-	msg.context = &b->ctx;
-	/* The caller's completion semantics go to the core as they are: by
-	 * default a write completes once the core has sent it, as rxm's. */
-	flags = FI_COMPLETION |
-		(write ? r->opflags & (FI_INJECT | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE) : 0);
-	ret = write ? (int)fi_writemsg(c->ep, &msg, flags) : (int)fi_readmsg(c->ep, &msg, flags);
-	if (ret) {
-		nb_put(n, b);
-		return ret == -FI_EAGAIN ? -FI_EAGAIN : 1;
+	u->np = np;
+	u->ctx = r->context;
+	u->opflags = r->opflags;
+	memcpy(u->iov, r->iov, r->cnt * sizeof(*r->iov));
+	u->cnt = r->cnt;
+	u->raddr = ri->addr - k->base;
+	u->ckey = k->ckey;
+	u->len = r->len;
+	u->next = 0;
+	u->out = 0;
+	u->err = 0;
+	u->write = write;
+	if ((r->opflags & FI_INJECT) && uop_post(n, np->cl[CL_HI].conn, u)) {
+		mbu_pool_put(&n->uop_pool, u);
+		return 1;
 	}
-	b->conn = c;
-	c->inflight++;
-	c->uops++;
+	mbu_dlist_insert_tail(&u->link, &np->uops);
 	np->core_ops++;
-	/* A message sent after this write completed must not overtake it by
-	 * datagram: the next frame goes on this connection, behind it. */
-	np->core_mark = true;
 	np->last_act_ns = mbu_now_ns();
 	n->st.rma_core++;
+	if (u->out)
+		np->core_mark = true;	/* (the inject, posted above) */
+	uop_pump(ep, np);
 	return 0;
 }
 
-/* One of ours on the core completed, failed or was flushed. */
+/* A piece of ours on the core completed, failed or was flushed. */
 static void uop_done(struct mbx_ep *ep, struct nbuf *b, int err)
 {
 	struct mbx_conn *c = b->conn;
-	bool write = b->off;
+	struct uop *u = b->uctx;
+	struct mbx_npeer *np = u->np;
 
 	if (c) {
 		c->uops--;
-		if (c->np)
-			c->np->core_ops--;
+		c->uop_bytes -= b->len;
 	}
 	conn_op_done(b);
-	mbx_tx_report(ep, write ? ep->wr_cntr : ep->rd_cntr, b->uctx,
-		      FI_RMA | (write ? FI_WRITE : FI_READ), b->uflags, 0, err, NULL);
+	u->out--;
+	if (err && !u->err) {
+		u->err = err;
+		u->next = u->len;	/* nothing more of it starts */
+	}
+	uop_finish(ep, u);
+	if (np)
+		uop_pump(ep, np);
 }
 
 int mbx_net_key_offer(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_mr *mr, uint64_t *ckey)
@@ -2304,6 +2461,9 @@ void mbx_net_progress(struct mbx_ep *ep)
 
 			if (!mbu_dlist_empty(&np->inq) && !np->failed)
 				np_deliver(ep, np);
+			/* (a piece the core refused for now) */
+			if (!mbu_dlist_empty(&np->uops) && !np->failed)
+				uop_pump(ep, np);
 		}
 		send_acks(ep);
 	}
@@ -2440,6 +2600,7 @@ static void net_free(struct mbx_net *n)
 		fi_freeinfo(n->uinfo);
 	if (n->minfo)
 		fi_freeinfo(n->minfo);
+	mbu_pool_fini(&n->uop_pool);
 	for (int k = 0; k < POOL_N; k++)
 		mbu_pool_fini(&n->pool[k]);
 	free(n);
@@ -2591,6 +2752,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	mbu_pool_init(&n->pool[POOL_SMALL], sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
 	mbu_pool_init(&n->pool[POOL_HI], sizeof(struct nbuf) + n->pool_size[POOL_HI], 16, 0);
 	mbu_pool_init(&n->pool[POOL_BIG], sizeof(struct nbuf) + n->pool_size[POOL_BIG], 8, 0);
+	mbu_pool_init(&n->uop_pool, sizeof(struct uop), 64, 0);
 	n->st.srq_buf_hi = n->pool_size[POOL_HI];
 	n->st.srq_buf_lo = n->pool_size[POOL_BIG];
 	n->uinfo = pick_core(mbx_param.net_dgram_prov, dgram_order, FI_EP_DGRAM, ip, FI_MSG);

@@ -15,6 +15,7 @@
 #include "mbmpi.h"
 #include "mbu_match.h"
 #include "mbu_pool.h"
+#include "mbu_rcache.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -68,7 +69,8 @@ struct he_op {
 /* A rendezvous in progress on either side, named on the wire by its id. */
 struct he_rdv {
 	struct mbmpi_req *req;
-	void *mr;             /* sender: what the receiver reads */
+	void *mr;             /* sender: what the receiver reads (registered for it alone) */
+	struct mbu_rcache_entry *rce; /* ... or from the registration cache */
 	uint64_t id, peer_id;
 	fi_addr_t addr;
 	size_t len, got;      /* receiver: message bytes, bytes arrived */
@@ -101,6 +103,12 @@ static struct {
 	size_t inject, eager, frame, max_msg;
 	bool iov2;                 /* the provider takes a two-piece send */
 	bool rdv_read;             /* rendezvous data is read by the receiver */
+	/* The senders' registrations for those reads, kept for the next send
+	 * from the same buffer: the key stays the same, so a provider that
+	 * moves reads by another route once it knows a key (matchbox between
+	 * hosts: the core's own fi_read) can use it. */
+	struct mbu_rcache rc;
+	bool rc_on;
 	bool multi;                /* receive buffers are FI_MULTI_RECV: frames packed */
 	size_t bufsize;            /* bytes of one receive buffer */
 	int nbufs;
@@ -119,6 +127,51 @@ static struct {
 static uint64_t he_key_tag(uint32_t ctx, int tag)
 {
 	return ((uint64_t)ctx << 32) | (uint32_t)tag;
+}
+
+/* ---- Registrations of large sends' data ---- */
+
+static int he_rc_reg(void *arg, void *addr, size_t len, void **handle)
+{
+	struct fid_mr *m;
+	int ret;
+
+	(void)arg;
+	ret = fi_mr_reg(he.x.domain, addr, len, FI_REMOTE_READ, 0, ++he.x.next_key, 0, &m, NULL);
+	if (ret)
+		return ret;
+	*handle = m;
+	return 0;
+}
+
+static void he_rc_dereg(void *arg, void *handle)
+{
+	(void)arg;
+	fi_close(&((struct fid_mr *)handle)->fid);
+}
+
+static const struct mbu_rcache_ops he_rc_ops = { he_rc_reg, he_rc_dereg };
+
+/* The send's buffer, readable by the receiver under *key at *raddr. */
+static int he_rdv_reg(struct he_rdv *v, void *buf, size_t len, uint64_t *key, uint64_t *raddr)
+{
+	if (he.rc_on && len && !mbu_rcache_get(&he.rc, buf, len, &v->rce)) {
+		*key = fi_mr_key(v->rce->handle);
+		*raddr = he.x.virt_addr ? (uint64_t)(uintptr_t)buf
+					: (uint64_t)((uintptr_t)buf - v->rce->start);
+		return MPI_SUCCESS;
+	}
+	v->rce = NULL;
+	return mbmpi_fab_reg(&he.x, buf, len, FI_REMOTE_READ, key, raddr, &v->mr);
+}
+
+static void he_rdv_dereg(struct he_rdv *v)
+{
+	if (v->rce)
+		mbu_rcache_put(&he.rc, v->rce);
+	v->rce = NULL;
+	mbmpi_fab_dereg(v->mr);
+	v->mr = NULL;
 }
 
 /* ---- Ids ---- */
@@ -363,6 +416,12 @@ static int he_init(void)
 	}
 	/* =0: rendezvous by clear-to-send even with RMA, to test and compare. */
 	he.rdv_read = he.x.rma && mbmpi_env_long("MATCHBOX_MPI_HOST_RDMA", 1) != 0;
+	/* =0: a registration per send, released at its FIN. Without a
+	 * memory monitor the cache registers for one use anyway. */
+	he.rc_on = he.rdv_read &&
+		   !mbu_rcache_init(&he.rc, &he_rc_ops, NULL,
+				    (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
+				    (size_t)1 << 30);
 	he.inject = he.x.info->tx_attr->inject_size;
 	he.iov2 = he.x.info->tx_attr->iov_limit >= 2;
 	he.max_msg = he.x.info->ep_attr->max_msg_size;
@@ -434,7 +493,11 @@ static void he_fini(void)
 		if (o->f.type != HE_OP_RXBUF)
 			he_op_free(o);
 	}
-	/* Closing the endpoint first retires the posted buffers. */
+	/* Registrations go before their domain; closing the endpoint first
+	 * retires the posted buffers. */
+	if (he.rc_on)
+		mbu_rcache_fini(&he.rc);
+	he.rc_on = false;
 	mbmpi_fab_close(&he.x);
 	if (he.bad_frames)
 		fprintf(stderr, "matchbox mpi: rank %d: host engine: dropped %lu malformed or "
@@ -523,8 +586,7 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
-		if (he.rdv_read && !mbmpi_fab_reg(&he.x, r->cbuf, r->clen, FI_REMOTE_READ, &h.rkey,
-					       &h.raddr, &v->mr))
+		if (he.rdv_read && !he_rdv_reg(v, r->cbuf, r->clen, &h.rkey, &h.raddr))
 			h.flags |= HE_F_RDMA;
 		/* Done at FIN (the receiver read it), or when the last fragment
 		 * the CTS asked for has gone. */
@@ -533,7 +595,7 @@ static int he_send(struct mbmpi_req *r)
 			r->err = ret;
 			r->outstanding--;
 			he_id_free(v->id);
-			mbmpi_fab_dereg(v->mr);
+			he_rdv_dereg(v);
 			mbu_pool_put(&he.rdvs, v);
 		}
 	}
@@ -563,7 +625,7 @@ static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, s
 static void he_rdv_free(struct he_rdv *v)
 {
 	he_id_free(v->id);
-	mbmpi_fab_dereg(v->mr);
+	he_rdv_dereg(v);
 	mbu_pool_put(&he.rdvs, v);
 }
 
@@ -862,7 +924,7 @@ static void he_on_frame(const void *buf, size_t n)
 		struct he_rdv *v = he_id_get(h.sid, true);
 		struct mbmpi_req *r;
 
-		if (!v || !v->sender || !v->mr) {
+		if (!v || !v->sender || (!v->mr && !v->rce)) {
 			he.bad_frames++;
 			return;
 		}

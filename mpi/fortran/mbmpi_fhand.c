@@ -471,44 +471,23 @@ static void errh_out(int ret, MPI_Errhandler h, MPI_Fint *eh, MPI_Fint *ierr)
 	}
 }
 
-MBMPI_FBIND void pmpi_comm_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
-{
-	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
-	int ret = MPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn,
-					     &h);
+#define F_CREATE_ERRHANDLER(name, create, ctype)                                   \
+	MBMPI_FBIND void pmpi_##name##_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr) \
+	{                                                                          \
+		MPI_Errhandler h = MPI_ERRHANDLER_NULL;                            \
+		int ret = create((ctype *)(void (*)(void))fn, &h);                 \
+                                                                                   \
+		errh_out(ret, h, eh, ierr);                                        \
+	}                                                                          \
+	MBMPI_FALIAS(name)
 
-	errh_out(ret, h, eh, ierr);
-}
-MBMPI_FALIAS(comm_create_errhandler)
-
-MBMPI_FBIND void pmpi_win_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
-{
-	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
-	int ret = MPI_Win_create_errhandler((MPI_Win_errhandler_function *)(void (*)(void))fn,
-					    &h);
-
-	errh_out(ret, h, eh, ierr);
-}
-MBMPI_FALIAS(win_create_errhandler)
-
-MBMPI_FBIND void pmpi_file_create_errhandler_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
-{
-	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
-	int ret = MPI_File_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))fn,
-					     &h);
-
-	errh_out(ret, h, eh, ierr);
-}
-MBMPI_FALIAS(file_create_errhandler)
-
-MBMPI_FBIND void pmpi_errhandler_create_(f_errh_fn *fn, MPI_Fint *eh, MPI_Fint *ierr)
-{
-	MPI_Errhandler h = MPI_ERRHANDLER_NULL;
-	int ret = MPI_Errhandler_create((MPI_Handler_function *)(void (*)(void))fn, &h);
-
-	errh_out(ret, h, eh, ierr);
-}
-MBMPI_FALIAS(errhandler_create)
+F_CREATE_ERRHANDLER(comm_create_errhandler, MPI_Comm_create_errhandler,
+		    MPI_Comm_errhandler_function)
+F_CREATE_ERRHANDLER(win_create_errhandler, MPI_Win_create_errhandler,
+		    MPI_Win_errhandler_function)
+F_CREATE_ERRHANDLER(file_create_errhandler, MPI_File_create_errhandler,
+		    MPI_File_errhandler_function)
+F_CREATE_ERRHANDLER(errhandler_create, MPI_Errhandler_create, MPI_Handler_function)
 
 /* ---- Generalized requests written in Fortran ---- */
 

@@ -1799,6 +1799,23 @@ int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_tx *tx, ui
 	return 0;
 }
 
+/* One core RMA operation on a connection: `k` local pieces, one remote
+ * range of the core's key, completing into b. */
+static int core_rma(struct mbx_conn *c, bool write, const struct iovec *liov, size_t k,
+		    uint64_t raddr, size_t len, uint64_t key, struct nbuf *b, uint64_t flags)
+{
+	struct fi_rma_iov riov = { raddr, len, key };
+	struct fi_msg_rma msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = liov;
+	msg.iov_count = k;
+	msg.rma_iov = &riov;
+	msg.rma_iov_count = 1;
+	msg.context = &b->ctx;
+	return write ? (int)fi_writemsg(c->ep, &msg, flags) : (int)fi_readmsg(c->ep, &msg, flags);
+}
+
 /* Bytes of fi_read in flight on one connection, whatever message they
  * belong to, in units of the read size: the peer serves reads in order on
  * one stream, so more of them only interleave messages (measured: a window
@@ -1828,8 +1845,6 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	while (c->read_bytes < rd_window() && rx->rd_next < rx->take) {
 		size_t len = rx->take - rx->rd_next;
 		struct iovec liov[MBX_IOV_LIMIT];
-		struct fi_rma_iov riov;
-		struct fi_msg_rma msg;
 		struct nbuf *b;
 		size_t k;
 		int ret;
@@ -1845,16 +1860,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		b->peer = p;
 		b->rx = rx;
 		b->txid = rx->msg_id;
-		riov.addr = rx->rd_base + rx->rd_next;
-		riov.len = len;
-		riov.key = rx->rd_key;
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = liov;
-		msg.iov_count = k;
-		msg.rma_iov = &riov;
-		msg.rma_iov_count = 1;
-		msg.context = &b->ctx;
-		ret = (int)fi_readmsg(c->ep, &msg, 0);
+		ret = core_rma(c, false, liov, k, rx->rd_base + rx->rd_next, len, rx->rd_key, b, 0);
 		if (ret) {
 			nb_put(n, b);
 			return rx->rd_pending ? 0 : ret;
@@ -1965,8 +1971,6 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 {
 	size_t len = u->len - u->next, cap = n->minfo->tx_attr->iov_limit, k;
 	struct iovec liov[MBX_IOV_LIMIT];
-	struct fi_rma_iov riov;
-	struct fi_msg_rma msg;
 	struct nbuf *b;
 	uint64_t flags;
 	int ret;
@@ -1984,20 +1988,11 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 		return -FI_EAGAIN;
 	b->uctx = u;
 	b->len = (uint32_t)len;
-	riov.addr = u->raddr + u->next;
-	riov.len = len;
-	riov.key = u->ckey;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = liov;
-	msg.iov_count = k;
-	msg.rma_iov = &riov;
-	msg.rma_iov_count = 1;
-	msg.context = &b->ctx;
 	/* The caller's completion semantics go to the core as they are: by
 	 * default a write completes once the core has sent it, as rxm's. */
 	flags = FI_COMPLETION |
 		(u->write ? u->opflags & (FI_INJECT | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE) : 0);
-	ret = u->write ? (int)fi_writemsg(c->ep, &msg, flags) : (int)fi_readmsg(c->ep, &msg, flags);
+	ret = core_rma(c, u->write, liov, k, u->raddr + u->next, len, u->ckey, b, flags);
 	if (ret) {
 		nb_put(n, b);
 		return ret;

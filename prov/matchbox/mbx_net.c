@@ -1816,6 +1816,21 @@ static int core_rma(struct mbx_conn *c, bool write, const struct iovec *liov, si
 	return write ? (int)fi_writemsg(c->ep, &msg, flags) : (int)fi_readmsg(c->ep, &msg, flags);
 }
 
+/* The next piece of a transfer, from byte `off` of (iov, cnt): at most
+ * *len and net_rma_chunk bytes (*len becomes its length), in at most as
+ * many entries as the core and we take; their number, 0 if it does not fit. */
+static size_t core_piece(const struct mbx_net *n, const struct iovec *iov, size_t cnt,
+			 size_t off, size_t *len, struct iovec *liov)
+{
+	size_t cap = n->minfo->tx_attr->iov_limit;
+
+	if (*len > mbx_param.net_rma_chunk)
+		*len = mbx_param.net_rma_chunk;
+	if (cap > MBX_IOV_LIMIT)
+		cap = MBX_IOV_LIMIT;
+	return mbu_iov_slice(iov, cnt, off, *len, liov, cap);
+}
+
 /* Bytes of fi_read in flight on one connection, whatever message they
  * belong to, in units of the read size: the peer serves reads in order on
  * one stream, so more of them only interleave messages (measured: a window
@@ -1834,14 +1849,11 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 {
 	struct mbx_net *n = ep->net;
 	struct mbx_npeer *np = p->net;
-	size_t cap = n ? n->minfo->tx_attr->iov_limit : 0;
 	struct mbx_conn *c;
 
 	if (!n || !n->rma || !np || !cl_up(&np->cl[CL_HI]) || !rx->rd_key)
 		return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 	c = np->cl[CL_HI].conn;
-	if (cap > MBX_IOV_LIMIT)
-		cap = MBX_IOV_LIMIT;
 	while (c->read_bytes < rd_window() && rx->rd_next < rx->take) {
 		size_t len = rx->take - rx->rd_next;
 		struct iovec liov[MBX_IOV_LIMIT];
@@ -1849,9 +1861,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		size_t k;
 		int ret;
 
-		if (len > mbx_param.net_rma_chunk)
-			len = mbx_param.net_rma_chunk;
-		k = mbu_iov_slice(rx->iov, rx->iov_cnt, rx->rd_next, len, liov, cap);
+		k = core_piece(n, rx->iov, rx->iov_cnt, rx->rd_next, &len, liov);
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 		b = nb_get(n, POOL_TINY, NB_READ);
@@ -1969,18 +1979,14 @@ static void uop_finish(struct mbx_ep *ep, struct uop *u)
 
 static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 {
-	size_t len = u->len - u->next, cap = n->minfo->tx_attr->iov_limit, k;
+	size_t len = u->len - u->next, k;
 	struct iovec liov[MBX_IOV_LIMIT];
 	struct nbuf *b;
 	uint64_t flags;
 	int ret;
 
-	if (len > mbx_param.net_rma_chunk)
-		len = mbx_param.net_rma_chunk;
-	if (cap > MBX_IOV_LIMIT)
-		cap = MBX_IOV_LIMIT;
 	/* A piece of a list the core takes whole takes no more entries. */
-	k = mbu_iov_slice(u->iov, u->cnt, u->next, len, liov, cap);
+	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov);
 	if (!k)
 		return -FI_EINVAL;
 	b = nb_get(n, POOL_TINY, NB_UOP);

@@ -118,9 +118,11 @@ row() { # test bytes ranks higher_is_better unit
 row lat 0 2 0 us
 row lat 8 2 0 us
 row lat 4096 2 0 us
+row lat 16384 2 0 us
 row lat 65536 2 0 us
 row lat 1048576 2 0 us
 row bw 8 2 1 GB/s
+row bw 16384 2 1 GB/s
 row bw 65536 2 1 GB/s
 row bw 1048576 2 1 GB/s
 row bw 4194304 2 1 GB/s

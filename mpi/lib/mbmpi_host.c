@@ -101,6 +101,10 @@ struct he_slot {
 static struct {
 	struct mbmpi_fab x;
 	size_t inject, eager, frame, max_msg;
+	/* Messages to a rank on another node go eager up to eager_net, when
+	 * that is above eager; remote[w] says whether world rank w is one. */
+	size_t eager_net, eager_max;
+	uint8_t *remote;
 	bool iov2;                 /* the provider takes a two-piece send */
 	bool rdv_read;             /* rendezvous data is read by the receiver */
 	/* The senders' registrations for those reads, kept for the next send
@@ -373,6 +377,29 @@ static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
 
 /* ---- Set-up ---- */
 
+/* The largest payload of a standard-mode frame the provider carries
+ * between nodes in one trip, as far as its name tells: matchbox sends
+ * messages up to FI_MATCHBOX_NET_EAGER (64 KiB) whole, rxm those that fit
+ * its buffers (FI_OFI_RXM_BUFFER_SIZE, 16 KiB, less its own header, for
+ * which 128 bytes are left). Others: 0, the local limit. */
+static size_t he_one_trip(const char *prov)
+{
+	const char *v;
+	size_t lim = 0;
+
+	if (!strncmp(prov, "matchbox", 8)) {
+		lim = 65536;
+		if ((v = getenv("FI_MATCHBOX_NET_EAGER")))
+			lim = strtoull(v, NULL, 0);
+	} else if (strstr(prov, "ofi_rxm")) {
+		lim = 16384;
+		if ((v = getenv("FI_OFI_RXM_BUFFER_SIZE")))
+			lim = strtoull(v, NULL, 0);
+		lim = lim > 128 ? lim - 128 : 0;
+	}
+	return lim > sizeof(struct he_short) ? lim - sizeof(struct he_short) : 0;
+}
+
 static int he_init(void)
 {
 	const char *prov = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
@@ -431,7 +458,26 @@ static int he_init(void)
 	if (he.eager + sizeof(struct he_hdr) > he.max_msg)
 		he.eager = he.max_msg > 2 * sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr)
 								  : sizeof(struct he_hdr);
-	he.frame = sizeof(struct he_hdr) + he.eager;
+	/* Between nodes every trip of a message is a pass through both
+	 * network stacks, and a rendezvous makes three where an eager message
+	 * makes one: across two namespace hosts a 16 KiB message took 35 us by
+	 * rendezvous and 9 eager. So a message to another node goes eager while
+	 * the provider still sends its frame in one trip: past that the
+	 * provider's own rendezvous costs as much as ours, plus a copy (over
+	 * tcp;ofi_rxm a 32 KiB frame took 42-53 us against our rendezvous's
+	 * 34-43). The larger frames cost memory only where multi-receive
+	 * buffers pack frames end to end, so only there is this the default;
+	 * nodes are known only after the buffers are posted, so they have room
+	 * for these frames even in a job on one node. Within a node the
+	 * rendezvous is one copy and the 8 KiB limit stays. */
+	he.eager_net = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER_NET",
+					      he.multi ? (long)he_one_trip(prov) : 0);
+	if (he.eager_net + sizeof(struct he_hdr) > he.max_msg)
+		he.eager_net = he.max_msg > sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr) : 0;
+	if (he.eager_net < he.eager)
+		he.eager_net = he.eager;
+	he.eager_max = he.eager_net;
+	he.frame = sizeof(struct he_hdr) + he.eager_max;
 	he.nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
 	if (he.nbufs < 4)
 		he.nbufs = 4;
@@ -440,7 +486,14 @@ static int he_init(void)
 	 * a buffer is posted again only when it is used up. */
 	he.bufsize = he.frame;
 	if (he.multi) {
-		he.bufsize = (size_t)he.nbufs / 4 * he.frame;
+		size_t small = sizeof(struct he_hdr) + he.eager;
+
+		/* Room for a quarter of the frames of the local limit, and for
+		 * at least four of the largest: a buffer goes back to the
+		 * provider when a largest frame no longer fits. */
+		he.bufsize = (size_t)he.nbufs / 4 * small;
+		if (he.bufsize < 4 * he.frame)
+			he.bufsize = 4 * he.frame;
 		he.nbufs = 4;
 		he.x.min_multi_recv = he.frame;
 	}
@@ -461,8 +514,9 @@ static int he_init(void)
 	he.queues = true;
 	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
 		fprintf(stderr, "matchbox mpi: host engine: eager frames of up to %zu bytes into %d %s"
-			"buffers of %zu bytes; rendezvous by %s\n", he.frame, he.nbufs,
-			he.multi ? "multi-receive " : "", he.bufsize,
+			"buffers of %zu bytes; eager up to %zu bytes within a node, %zu to other "
+			"nodes; rendezvous by %s\n", he.frame, he.nbufs,
+			he.multi ? "multi-receive " : "", he.bufsize, he.eager, he.eager_net,
 			he.rdv_read ? "fi_read" : "clear-to-send");
 	he.bufs = malloc((size_t)he.nbufs * he.bufsize);
 	he.rxops = calloc((size_t)he.nbufs, sizeof(*he.rxops));
@@ -515,6 +569,7 @@ static void he_fini(void)
 	free(he.bufs);
 	free(he.rxops);
 	free(he.slots);
+	free(he.remote);
 	memset(&he, 0, sizeof(he));
 }
 
@@ -526,7 +581,28 @@ static int he_getname(void *addr, size_t *len)
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	(void)addrlen;
+	/* The node names came with the addresses. */
+	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
+		if (!(he.remote = calloc((size_t)n, 1)))
+			return MPI_ERR_NO_MEM;
+		for (int w = 0; w < n; w++)
+			he.remote[w] = strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]) != 0;
+	}
 	return mbmpi_fab_insert(&he.x, addrs, n, out);
+}
+
+/* The largest message that goes to the peer eager: small ones decide on
+ * the first comparison. */
+static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
+{
+	const struct mbmpi_group *g;
+
+	if (len <= he.eager)
+		return true;
+	if (len > he.eager_net || !he.remote)
+		return false;
+	g = c->inter ? c->rgroup : c->group;
+	return he.remote[g->world[peer]];
 }
 
 /* ---- Sending ---- */
@@ -540,7 +616,9 @@ static int he_send(struct mbmpi_req *r)
 	int ret;
 
 	r->outstanding++; /* held until everything is posted */
-	if (r->clen <= he.eager && r->mode != MBMPI_SYNC) {
+	bool eager = he_eager_to(c, r->peer, r->clen);
+
+	if (eager && r->mode != MBMPI_SYNC) {
 		struct he_short sh = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = r->ctx,
 				      .src = (uint32_t)c->rank, .tag = r->tag};
 
@@ -548,7 +626,7 @@ static int he_send(struct mbmpi_req *r)
 			r->err = ret;
 		goto out;
 	}
-	if (r->clen <= he.eager) {
+	if (eager) {
 		h.type = HE_EAGER;
 		if (r->mode == MBMPI_SYNC) {
 			h.flags = HE_F_SYNC;
@@ -880,7 +958,7 @@ static void he_on_frame(const void *buf, size_t n)
 		struct he_short sh;
 
 		memcpy(&sh, buf, sizeof(sh));
-		if (sh.magic != HE_MAGIC || n - sizeof(sh) > he.eager) {
+		if (sh.magic != HE_MAGIC || n - sizeof(sh) > he.eager_max) {
 			he.bad_frames++;
 			return;
 		}
@@ -901,7 +979,7 @@ static void he_on_frame(const void *buf, size_t n)
 	}
 	switch (h.type) {
 	case HE_EAGER:
-		if (h.len > he.eager || n != sizeof(h) + h.len) {
+		if (h.len > he.eager_max || n != sizeof(h) + h.len) {
 			he.bad_frames++;
 			return;
 		}

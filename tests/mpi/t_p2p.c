@@ -2,8 +2,8 @@
  * Point-to-point at any number of ranks: the four send modes blocking and
  * not, Sendrecv(_replace) and MPI-4's Isendrecv(_replace), persistent requests, the Wait/Test family,
  * cancel, Request_free, probes and matched probes, wildcards, PROC_NULL,
- * message order, large messages, a synchronous send that must not
- * complete before its receive is posted, and small nonblocking sends (which
+ * message order, large messages, sizes on both sides of the eager limits,
+ * a synchronous send that must not complete before its receive is posted, and small nonblocking sends (which
  * our library completes inside MPI_Isend) through every call that takes a
  * request.
  */
@@ -490,6 +490,90 @@ static void large(void)
 	free(r);
 }
 
+/* Sizes on both sides of each eager limit (the host engine's 8 KiB within
+ * a node and about 64 KiB between nodes), in bytes: each goes in every
+ * send mode, and unexpected (the receive posted after the message came),
+ * and a synchronous one must still wait for its receive. */
+static void eager_limits(void)
+{
+	static const int lens[] = {8191, 8192, 8193, 16384, 65519, 65520, 65521, 65536, 65600};
+	enum { NL = sizeof(lens) / sizeof(lens[0]), MAX = 65600 };
+	int right = (rank + 1) % size, left = (rank + size - 1) % size, cnt, flag;
+	char *s = malloc((size_t)NL * MAX), *r = malloc((size_t)NL * MAX);
+	MPI_Request rq[NL];
+	MPI_Status st;
+	double t;
+
+	for (int k = 0; k < NL; k++)
+		for (int i = 0; i < lens[k]; i++)
+			s[(size_t)k * MAX + i] = (char)(rank * 31 + k * 7 + i);
+	for (int mode = 0; mode < 3; mode++) {
+		/* Mode 0: sends and receives race; 1: every message is there
+		 * before its receive; 2: every receive is there first (Rsend). */
+		memset(r, 0, (size_t)NL * MAX);
+		if (mode < 2) {
+			for (int k = 0; k < NL; k++)
+				CHECK_MPI(MPI_Isend(s + (size_t)k * MAX, lens[k], MPI_CHAR, right, 80 + k,
+						    MPI_COMM_WORLD, &rq[k]));
+			if (mode == 1)
+				MPI_Barrier(MPI_COMM_WORLD);
+			for (int k = NL - 1; k >= 0; k--) { /* out of order: matched by tag */
+				CHECK_MPI(MPI_Recv(r + (size_t)k * MAX, MAX, MPI_CHAR, left, 80 + k,
+						   MPI_COMM_WORLD, &st));
+				MPI_Get_count(&st, MPI_CHAR, &cnt);
+				CHECK(cnt == lens[k]);
+			}
+			CHECK_MPI(MPI_Waitall(NL, rq, MPI_STATUSES_IGNORE));
+		} else {
+			for (int k = 0; k < NL; k++)
+				CHECK_MPI(MPI_Irecv(r + (size_t)k * MAX, MAX, MPI_CHAR, left, 80 + k,
+						    MPI_COMM_WORLD, &rq[k]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			for (int k = 0; k < NL; k++)
+				CHECK_MPI(MPI_Rsend(s + (size_t)k * MAX, lens[k], MPI_CHAR, right, 80 + k,
+						    MPI_COMM_WORLD));
+			CHECK_MPI(MPI_Waitall(NL, rq, MPI_STATUSES_IGNORE));
+		}
+		for (int k = 0; k < NL; k++) {
+			int bad = 0;
+
+			for (int i = 0; i < lens[k]; i++)
+				bad += r[(size_t)k * MAX + i] != (char)(left * 31 + k * 7 + i);
+			CHECK(bad == 0);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	/* Synchronous at each size: not done before the receive is posted. */
+	if (size >= 2 && rank < 2) {
+		for (int k = 0; k < NL; k++) {
+			if (rank == 0) {
+				int go = 1;
+
+				flag = 0;
+				CHECK_MPI(MPI_Issend(s + (size_t)k * MAX, lens[k], MPI_CHAR, 1, 90,
+						     MPI_COMM_WORLD, &rq[0]));
+				t = MPI_Wtime();
+				while (!flag && MPI_Wtime() - t < 0.01)
+					MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+				CHECK(!flag);
+				MPI_Send(&go, 1, MPI_INT, 1, 91, MPI_COMM_WORLD);
+				if (!flag)
+					CHECK_MPI(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+			} else {
+				int go;
+
+				MPI_Recv(&go, 1, MPI_INT, 0, 91, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				CHECK_MPI(MPI_Recv(r, MAX, MPI_CHAR, 0, 90, MPI_COMM_WORLD, &st));
+				MPI_Get_count(&st, MPI_CHAR, &cnt);
+				CHECK(cnt == lens[k] && r[lens[k] - 1] == (char)(0 * 31 + k * 7 + lens[k] - 1));
+			}
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	free(s);
+	free(r);
+}
+
 /* Small and large nonblocking sends mixed on one pair, their requests
  * handed to every completion call, freed, tested and waited on in any
  * order: every message arrives once, in order, with its data, and the
@@ -567,6 +651,7 @@ int main(int argc, char **argv)
 	probes_and_cancel();
 	ssend_waits_for_match();
 	large();
+	eager_limits();
 	small_isends();
 	return mt_finish("t_p2p");
 }

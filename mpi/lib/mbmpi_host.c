@@ -101,9 +101,10 @@ struct he_slot {
 static struct {
 	struct mbmpi_fab x;
 	size_t inject, eager, frame, max_msg;
-	/* Messages to a rank on another node go eager up to eager_net, when
-	 * that is above eager; remote[w] says whether world rank w is one. */
-	size_t eager_net, eager_max;
+	/* Messages to a rank on another node go eager up to eager_net (never
+	 * below eager, so it is also the largest frame any peer sends);
+	 * remote[w] says whether world rank w is one. */
+	size_t eager_net;
 	uint8_t *remote;
 	bool iov2;                 /* the provider takes a two-piece send */
 	bool rdv_read;             /* rendezvous data is read by the receiver */
@@ -476,8 +477,7 @@ static int he_init(void)
 		he.eager_net = he.max_msg > sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr) : 0;
 	if (he.eager_net < he.eager)
 		he.eager_net = he.eager;
-	he.eager_max = he.eager_net;
-	he.frame = sizeof(struct he_hdr) + he.eager_max;
+	he.frame = sizeof(struct he_hdr) + he.eager_net;
 	he.nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
 	if (he.nbufs < 4)
 		he.nbufs = 4;
@@ -958,7 +958,7 @@ static void he_on_frame(const void *buf, size_t n)
 		struct he_short sh;
 
 		memcpy(&sh, buf, sizeof(sh));
-		if (sh.magic != HE_MAGIC || n - sizeof(sh) > he.eager_max) {
+		if (sh.magic != HE_MAGIC || n - sizeof(sh) > he.eager_net) {
 			he.bad_frames++;
 			return;
 		}
@@ -979,7 +979,7 @@ static void he_on_frame(const void *buf, size_t n)
 	}
 	switch (h.type) {
 	case HE_EAGER:
-		if (h.len > he.eager_max || n != sizeof(h) + h.len) {
+		if (h.len > he.eager_net || n != sizeof(h) + h.len) {
 			he.bad_frames++;
 			return;
 		}

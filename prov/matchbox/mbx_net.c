@@ -898,13 +898,16 @@ static uint32_t reject_reason(const struct fi_eq_err_entry *err)
 	return rej.magic == NET_MAGIC ? rej.reason : 0;
 }
 
+/* An EQ entry with room for the connection data a peer sends. */
+union cm_event {
+	struct fi_eq_cm_entry cm;
+	char buf[sizeof(struct fi_eq_cm_entry) + 256];
+};
+
 static void read_eq(struct mbx_ep *ep)
 {
 	struct mbx_net *n = ep->net;
-	union {
-		struct fi_eq_cm_entry cm;
-		char buf[sizeof(struct fi_eq_cm_entry) + 256];
-	} u;
+	union cm_event u;
 	uint32_t event, why;
 	ssize_t ret;
 
@@ -2875,10 +2878,7 @@ int mbx_net_open(struct mbx_ep *ep)
 
 static void eq_drain(struct mbx_net *n)
 {
-	union {
-		struct fi_eq_cm_entry cm;
-		char buf[sizeof(struct fi_eq_cm_entry) + 256];
-	} u;
+	union cm_event u;
 	uint64_t now = mbu_now_ns(), quiet = now + EQ_QUIET_NS, cap = now + EQ_DRAIN_NS;
 	uint32_t event;
 	ssize_t ret;

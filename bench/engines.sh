@@ -1,7 +1,8 @@
 #!/bin/bash
 # The two point-to-point engines side by side, in one session on one host:
 # our tagged engine over matchbox (the provider matches), our host engine
-# over matchbox and over shm (libmpi matches, the provider moves bytes),
+# over matchbox and over shm for the ranks of a node with tcp;ofi_rxm for
+# the others (host-mix: libmpi matches, the providers move bytes),
 # and their Open MPI counterparts on the same machine: CM with mtl/ofi over
 # matchbox (the provider matches) and OB1 over vader (Open MPI matches).
 # Every figure is the best of REPEATS rounds, each round running every
@@ -14,9 +15,9 @@
 # sweep; mbench cg: two dot products and two 8-byte allreduces a step).
 # With ENGINES_HOSTS=2 (root) the same rows run across two network-namespace
 # hosts (tests/netns/cluster.sh): 2-rank rows with one rank a host, 4-rank
-# rows with two; the host engine's second configuration is then over
-# tcp;ofi_rxm (host-rxm), Open MPI's OB1 uses its tcp BTL between the hosts
-# (and vader within one), and the table goes to engines_across.csv.
+# rows with two (host-mix then uses both of its providers), Open MPI's OB1
+# uses its tcp BTL between the hosts (and vader within one), and the table
+# goes to engines_across.csv.
 # usage: [ENGINES_HOSTS=2] bench/engines.sh [BUILD_DIR] [REPEATS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,8 +41,7 @@ command -v mpicc.openmpi >/dev/null || { echo "missing mpicc.openmpi (scripts/in
 "$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
 mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi" || exit 1
 
-configs=(tagged host host-shm ompi-cm ompi-ob1 auto)
-[ -n "$across" ] && configs[2]=host-rxm
+configs=(tagged host host-mix ompi-cm ompi-ob1 auto)
 # Across the hosts: every run starts on host 0. Our mpirun puts rank r on
 # host r / ppn; Open MPI starts its daemon on host 1 through nsrsh. Each
 # host has its own host name (a UTS namespace), as nsrsh gives the daemons.
@@ -49,9 +49,10 @@ launch_across() { # config np args...
 	local c=$1 np=$2 ppn=$(($2 / 2))
 	shift 2
 	case $c in
-	tagged | host | auto | host-rxm)
+	tagged | host | auto | host-mix)
 		local e=$c x=()
-		[ "$c" = host-rxm ] && e=host x=(-x "MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" -x FI_TCP_IFACE=eth0)
+		[ "$c" = host-mix ] && e=host x=(-x "MATCHBOX_MPI_HOST_PROVIDERS=shm,tcp;ofi_rxm"
+			-x FI_TCP_IFACE=eth0)
 		MATCHBOX_MPI_ENGINE=$e ip netns exec mbx-h0 "$b/mpi/mpirun" -n "$np" --ppn "$ppn" \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x MATCHBOX_MPI_ENGINE \
 			"${x[@]}" --timeout 120 "$tmp/mb.ours" "$@" ;;
@@ -82,8 +83,9 @@ launch() { # config np args...
 		"$tmp/mb.ours" "$@" ;;
 	auto) MATCHBOX_MPI_ENGINE=auto "$b/mpi/mpirun" -n "$np" --timeout 120 -x MATCHBOX_MPI_ENGINE \
 		"$tmp/mb.ours" "$@" ;;
-	host-shm) MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_PROVIDER=shm "$b/mpi/mpirun" -n "$np" \
-		--timeout 120 -x MATCHBOX_MPI_ENGINE -x MATCHBOX_MPI_PROVIDER "$tmp/mb.ours" "$@" ;;
+	host-mix) MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_HOST_PROVIDERS="shm,tcp;ofi_rxm" \
+		"$b/mpi/mpirun" -n "$np" --timeout 120 -x MATCHBOX_MPI_ENGINE \
+		-x MATCHBOX_MPI_HOST_PROVIDERS "$tmp/mb.ours" "$@" ;;
 	ompi-cm) timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include matchbox \
 		-x FI_PROVIDER_PATH="$b/prov/matchbox" "$tmp/mb.ompi" "$@" ;;

@@ -57,8 +57,10 @@ struct he_short {
 /* Engine operations: the shared fop (context, request, retry link, RMA
  * fields) and what a frame send needs besides. */
 enum { HE_OP_FRAME = 100, HE_OP_RXBUF, HE_OP_READ };
+struct he_rail;
 struct he_op {
 	struct mbmpi_fop f;
+	struct he_rail *rl;	/* the endpoint it goes to; f.addr is that endpoint's */
 	struct he_hdr hdr;	/* the first hlen bytes go */
 	size_t hlen;
 	const void *payload;
@@ -72,7 +74,8 @@ struct he_rdv {
 	void *mr;             /* sender: what the receiver reads (registered for it alone) */
 	struct mbu_rcache_entry *rce; /* ... or from the registration cache */
 	uint64_t id, peer_id;
-	fi_addr_t addr;
+	fi_addr_t addr;       /* the peer, as communicators name it */
+	struct he_rail *rl;   /* the rail that reaches it: reads and registrations */
 	size_t len, got;      /* receiver: message bytes, bytes arrived */
 	int pending;          /* reads or fragments not yet finished */
 	bool sender;
@@ -98,14 +101,12 @@ struct he_slot {
 	bool rdv;
 };
 
-static struct {
+/* One provider's endpoint and the receive buffers posted to it. */
+struct he_rail {
 	struct mbmpi_fab x;
-	size_t inject, eager, frame, max_msg;
-	/* Messages to a rank on another node go eager up to eager_net (never
-	 * below eager, so it is also the largest frame any peer sends);
-	 * remote[w] says whether world rank w is one. */
-	size_t eager_net;
-	uint8_t *remote;
+	const char *prov;
+	size_t inject, max_msg;
+	size_t frame;              /* the largest frame its peers send */
 	bool iov2;                 /* the provider takes a two-piece send */
 	bool rdv_read;             /* rendezvous data is read by the receiver */
 	/* The senders' registrations for those reads, kept for the next send
@@ -119,6 +120,32 @@ static struct {
 	int nbufs;
 	char *bufs;
 	struct he_op *rxops;
+	/* frames this rank sent and received on it (MATCHBOX_MPI_VERBOSE=2
+	 * prints them at the end: which rail carried what) */
+	unsigned long tx, rx;
+};
+
+/* Rail 0 reaches every rank and carries windows; with two providers named
+ * (MATCHBOX_MPI_HOST_PROVIDERS=node,net) rail 1 reaches the ranks on this
+ * node, as Open MPI's BML gives each peer its BTL. A peer's frames always
+ * take the same rail, so the provider's send-after-send order still holds
+ * per peer. */
+enum { HE_NAME_MAX = 120, HE_NAMES = 2 + 2 * HE_NAME_MAX };
+
+static struct {
+	struct he_rail rail[2];
+	int nrails;
+	/* via[a]: the node rail's address of the rank that rail 0 calls a, or
+	 * FI_ADDR_NOTAVAIL for a rank reached by rail 0 */
+	fi_addr_t *via;
+	size_t nvia;
+	size_t eager;
+	/* Messages to a rank on another node go eager up to eager_net (never
+	 * below eager, so it is also the largest frame any peer sends);
+	 * remote[w] says whether world rank w is one. */
+	size_t eager_net;
+	uint8_t *remote;
+	int via_peers;             /* ranks reached by the node rail */
 	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
 	struct mbu_posted posted;
 	struct mbu_unexp unexp;
@@ -134,6 +161,17 @@ static uint64_t he_key_tag(uint32_t ctx, int tag)
 	return ((uint64_t)ctx << 32) | (uint32_t)tag;
 }
 
+/* The rail that carries frames to the rank communicators call *a, and
+ * that rail's name for it in *a. */
+static inline struct he_rail *he_route(fi_addr_t *a)
+{
+	if (he.via && *a < he.nvia && he.via[*a] != FI_ADDR_NOTAVAIL) {
+		*a = he.via[*a];
+		return &he.rail[1];
+	}
+	return &he.rail[0];
+}
+
 /* ---- Registrations of large sends' data ---- */
 
 static int he_rc_reg(void *arg, void *addr, size_t len, void **handle)
@@ -141,8 +179,9 @@ static int he_rc_reg(void *arg, void *addr, size_t len, void **handle)
 	struct fid_mr *m;
 	int ret;
 
-	(void)arg;
-	ret = fi_mr_reg(he.x.domain, addr, len, FI_REMOTE_READ, 0, ++he.x.next_key, 0, &m, NULL);
+	struct he_rail *rl = arg;
+
+	ret = fi_mr_reg(rl->x.domain, addr, len, FI_REMOTE_READ, 0, ++rl->x.next_key, 0, &m, NULL);
 	if (ret)
 		return ret;
 	*handle = m;
@@ -160,20 +199,22 @@ static const struct mbu_rcache_ops he_rc_ops = { he_rc_reg, he_rc_dereg };
 /* The send's buffer, readable by the receiver under *key at *raddr. */
 static int he_rdv_reg(struct he_rdv *v, void *buf, size_t len, uint64_t *key, uint64_t *raddr)
 {
-	if (he.rc_on && len && !mbu_rcache_get(&he.rc, buf, len, &v->rce)) {
+	struct he_rail *rl = v->rl;
+
+	if (rl->rc_on && len && !mbu_rcache_get(&rl->rc, buf, len, &v->rce)) {
 		*key = fi_mr_key(v->rce->handle);
-		*raddr = he.x.virt_addr ? (uint64_t)(uintptr_t)buf
-					: (uint64_t)((uintptr_t)buf - v->rce->start);
+		*raddr = rl->x.virt_addr ? (uint64_t)(uintptr_t)buf
+					 : (uint64_t)((uintptr_t)buf - v->rce->start);
 		return MPI_SUCCESS;
 	}
 	v->rce = NULL;
-	return mbmpi_fab_reg(&he.x, buf, len, FI_REMOTE_READ, key, raddr, &v->mr);
+	return mbmpi_fab_reg(&rl->x, buf, len, FI_REMOTE_READ, key, raddr, &v->mr);
 }
 
 static void he_rdv_dereg(struct he_rdv *v)
 {
 	if (v->rce)
-		mbu_rcache_put(&he.rc, v->rce);
+		mbu_rcache_put(&v->rl->rc, v->rce);
 	v->rce = NULL;
 	mbmpi_fab_dereg(v->mr);
 	v->mr = NULL;
@@ -234,36 +275,37 @@ static void he_id_free(uint64_t id)
 static int he_issue(struct he_op *o)
 {
 	struct mbmpi_fop *f = &o->f;
+	struct he_rail *rl = o->rl;
 	ssize_t ret;
 
 	switch (f->type) {
 	case HE_OP_FRAME:
-		if (o->plen && he.iov2) {
+		if (o->plen && rl->iov2) {
 			struct iovec iov[2] = {{.iov_base = &o->hdr, .iov_len = o->hlen},
 					       {.iov_base = (void *)o->payload, .iov_len = o->plen}};
-			ret = fi_sendv(he.x.ep, iov, NULL, 2, f->addr, &f->ctx);
+			ret = fi_sendv(rl->x.ep, iov, NULL, 2, f->addr, &f->ctx);
 		} else if (o->plen) {
-			ret = fi_send(he.x.ep, f->buf, o->hlen + o->plen, NULL, f->addr, &f->ctx);
+			ret = fi_send(rl->x.ep, f->buf, o->hlen + o->plen, NULL, f->addr, &f->ctx);
 		} else {
-			ret = fi_send(he.x.ep, &o->hdr, o->hlen, NULL, f->addr, &f->ctx);
+			ret = fi_send(rl->x.ep, &o->hdr, o->hlen, NULL, f->addr, &f->ctx);
 		}
 		break;
 	case HE_OP_RXBUF:
-		if (he.multi) {
-			struct iovec iov = {.iov_base = f->buf, .iov_len = he.bufsize};
+		if (rl->multi) {
+			struct iovec iov = {.iov_base = f->buf, .iov_len = rl->bufsize};
 			struct fi_msg m = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
 					   .context = &f->ctx};
 
-			ret = fi_recvmsg(he.x.ep, &m, FI_MULTI_RECV);
+			ret = fi_recvmsg(rl->x.ep, &m, FI_MULTI_RECV);
 		} else {
-			ret = fi_recv(he.x.ep, f->buf, he.frame, NULL, FI_ADDR_UNSPEC, &f->ctx);
+			ret = fi_recv(rl->x.ep, f->buf, rl->frame, NULL, FI_ADDR_UNSPEC, &f->ctx);
 		}
 		break;
 	case HE_OP_READ:
-		ret = fi_read(he.x.ep, f->buf, f->len, NULL, f->addr, f->data, f->key, &f->ctx);
+		ret = fi_read(rl->x.ep, f->buf, f->len, NULL, f->addr, f->data, f->key, &f->ctx);
 		break;
 	case MBMPI_FOP_RMA:
-		ret = mbmpi_fab_rma_issue(&he.x, f);
+		ret = mbmpi_fab_rma_issue(&rl->x, f);
 		break;
 	default:
 		return -FI_EINVAL;
@@ -273,12 +315,12 @@ static int he_issue(struct he_op *o)
 
 static void he_op_free(struct he_op *o)
 {
-	if (o->f.type == HE_OP_FRAME && o->plen && !he.iov2)
+	if (o->f.type == HE_OP_FRAME && o->plen && !o->rl->iov2)
 		free(o->f.buf);
 	mbu_pool_put(&he.ops, o);
 }
 
-static struct he_op *he_op_new(int type, struct mbmpi_req *r)
+static struct he_op *he_op_new(int type, struct mbmpi_req *r, struct he_rail *rl)
 {
 	struct he_op *o = mbu_pool_get(&he.ops);
 
@@ -286,6 +328,7 @@ static struct he_op *he_op_new(int type, struct mbmpi_req *r)
 		return NULL;
 	memset(o, 0, sizeof(*o));
 	mbu_dlist_init(&o->f.link);
+	o->rl = rl;
 	o->f.type = type;
 	o->f.req = r;
 	if (r)
@@ -321,22 +364,25 @@ static int he_post(struct he_op *o)
 	return MPI_SUCCESS;
 }
 
-/* A frame: the header, and the payload sent from where it lies (or, for a
- * provider without two-piece sends, from a copy). */
+/* A frame to the rank communicators call addr: the header, and the payload
+ * sent from where it lies (or, for a provider without two-piece sends,
+ * from a copy). */
 static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t hlen,
 		      const void *payload, size_t plen, struct he_rdv *rdv)
 {
+	struct he_rail *rl = he_route(&addr);
 	struct he_op *o;
 
+	rl->tx++;
 	/* Small and nothing queued: injected, done when the call returns. */
-	if (hlen + plen <= he.inject && mbu_dlist_empty(&he.retry)) {
+	if (hlen + plen <= rl->inject && mbu_dlist_empty(&he.retry)) {
 		char buf[hlen + plen];
 		ssize_t ret;
 
 		memcpy(buf, h, hlen);
 		if (plen)
 			memcpy(buf + hlen, payload, plen);
-		ret = fi_inject(he.x.ep, buf, sizeof(buf), addr);
+		ret = fi_inject(rl->x.ep, buf, sizeof(buf), addr);
 		if (ret == 0)
 			return MPI_SUCCESS;
 		if (ret != -FI_EAGAIN) {
@@ -345,7 +391,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 			return MPI_ERR_OTHER;
 		}
 	}
-	o = he_op_new(HE_OP_FRAME, r);
+	o = he_op_new(HE_OP_FRAME, r, rl);
 	if (!o)
 		return MPI_ERR_NO_MEM;
 	memcpy(&o->hdr, h, hlen);
@@ -354,7 +400,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 	o->plen = plen;
 	o->rdv = rdv;
 	o->f.addr = addr;
-	if (plen && !he.iov2) {
+	if (plen && !rl->iov2) {
 		o->f.buf = malloc(hlen + plen);
 		if (!o->f.buf) {
 			o->plen = 0;
@@ -401,64 +447,151 @@ static size_t he_one_trip(const char *prov)
 	return lim > sizeof(struct he_short) ? lim - sizeof(struct he_short) : 0;
 }
 
-static int he_init(void)
+/* One rail's fi_info: the most its provider grants, in this order;
+ * multi-receive buffers only matter for the eager frames, so they are
+ * asked for last. */
+static int he_rail_info(struct he_rail *rl)
 {
-	const char *prov = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
-				     mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
-	/* RMA for the rendezvous reads and for windows, atomics for windows;
-	 * a provider with neither still carries everything else. */
-	struct fi_info *hints = mbmpi_fab_hints(prov, FI_MSG | FI_RMA | FI_ATOMIC);
-	int ret;
-
-	mbu_dlist_init(&he.retry);
-	he.free_head = UINT32_MAX;
-	if (!hints)
-		return MPI_ERR_NO_MEM;
-	/* The most the provider grants, in this order; multi-receive buffers
-	 * only matter for the eager frames, so they are asked for last. */
 	static const uint64_t want[] = {
 		FI_MSG | FI_RMA | FI_ATOMIC | FI_MULTI_RECV, FI_MSG | FI_RMA | FI_ATOMIC,
 		FI_MSG | FI_RMA | FI_MULTI_RECV, FI_MSG | FI_RMA, FI_MSG | FI_MULTI_RECV, FI_MSG,
 	};
+	/* RMA for the rendezvous reads and for windows, atomics for windows;
+	 * a provider with neither still carries everything else. */
+	struct fi_info *hints = mbmpi_fab_hints(rl->prov, FI_MSG | FI_RMA | FI_ATOMIC);
 	/* Default on, but not over libfabric 1.17's shm, whose multi-receive
 	 * path measured slower than one frame per buffer (8-byte message rate
 	 * 4.9 against 7.2 million/s; over matchbox 20 against 16). */
 	bool multi_ok = mbmpi_env_long("MATCHBOX_MPI_HOST_MULTI_RECV",
-				       strncmp(prov, "shm", 3) || (prov[3] && prov[3] != ';')) != 0;
+				       strncmp(rl->prov, "shm", 3) ||
+					       (rl->prov[3] && rl->prov[3] != ';')) != 0;
+	int ret = -FI_ENODATA;
 
-	ret = -FI_ENODATA;
+	if (!hints)
+		return MPI_ERR_NO_MEM;
 	for (size_t i = 0; ret && i < sizeof(want) / sizeof(want[0]); i++) {
 		if ((want[i] & FI_MULTI_RECV) && !multi_ok)
 			continue;
 		hints->caps = want[i];
-		ret = mbmpi_fab_getinfo(hints, &he.x.info);
-		he.x.rma = !ret && (want[i] & FI_RMA);
-		he.x.atomics = !ret && (want[i] & FI_ATOMIC);
-		he.multi = !ret && (want[i] & FI_MULTI_RECV);
+		ret = mbmpi_fab_getinfo(hints, &rl->x.info);
+		rl->x.rma = !ret && (want[i] & FI_RMA);
+		rl->x.atomics = !ret && (want[i] & FI_ATOMIC);
+		rl->multi = !ret && (want[i] & FI_MULTI_RECV);
 	}
 	fi_freeinfo(hints);
 	if (ret) {
 		fprintf(stderr, "matchbox mpi: host engine: no RDM provider '%s' with FI_MSG (%s); "
-			"set MATCHBOX_MPI_HOST_PROVIDERS\n", prov, fi_strerror(-ret));
+			"set MATCHBOX_MPI_HOST_PROVIDERS\n", rl->prov, fi_strerror(-ret));
 		return MPI_ERR_OTHER;
 	}
 	/* =0: rendezvous by clear-to-send even with RMA, to test and compare. */
-	he.rdv_read = he.x.rma && mbmpi_env_long("MATCHBOX_MPI_HOST_RDMA", 1) != 0;
+	rl->rdv_read = rl->x.rma && mbmpi_env_long("MATCHBOX_MPI_HOST_RDMA", 1) != 0;
+	rl->inject = rl->x.info->tx_attr->inject_size;
+	rl->iov2 = rl->x.info->tx_attr->iov_limit >= 2;
+	rl->max_msg = rl->x.info->ep_attr->max_msg_size;
+	return MPI_SUCCESS;
+}
+
+/* Opens the rail's endpoint and posts its receive buffers, sized for
+ * frames of up to rl->frame bytes. */
+static int he_rail_open(struct he_rail *rl)
+{
+	int ret;
+
+	rl->nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
+	if (rl->nbufs < 4)
+		rl->nbufs = 4;
+	/* With multi-receive, the same memory in four buffers that frames fill
+	 * end to end: a small message takes its own size, not a frame's, and
+	 * a buffer is posted again only when it is used up. */
+	rl->bufsize = rl->frame;
+	if (rl->multi) {
+		size_t small = sizeof(struct he_hdr) + he.eager;
+
+		/* Room for a quarter of the frames of the local limit, and for
+		 * at least four of the largest: a buffer goes back to the
+		 * provider when a largest frame no longer fits. */
+		rl->bufsize = (size_t)rl->nbufs / 4 * small;
+		if (rl->bufsize < 4 * rl->frame)
+			rl->bufsize = 4 * rl->frame;
+		rl->nbufs = 4;
+		rl->x.min_multi_recv = rl->frame;
+	}
+	if ((ret = mbmpi_fab_open(&rl->x, "host", FI_CQ_FORMAT_DATA)))
+		return ret;
 	/* =0: a registration per send, released at its FIN. Without a
 	 * memory monitor the cache registers for one use anyway. */
-	he.rc_on = he.rdv_read &&
-		   !mbu_rcache_init(&he.rc, &he_rc_ops, NULL,
-				    (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
-				    (size_t)1 << 30);
-	he.inject = he.x.info->tx_attr->inject_size;
-	he.iov2 = he.x.info->tx_attr->iov_limit >= 2;
-	he.max_msg = he.x.info->ep_attr->max_msg_size;
+	rl->rc_on = rl->rdv_read &&
+		    !mbu_rcache_init(&rl->rc, &he_rc_ops, rl,
+				     (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
+				     (size_t)1 << 30);
+	rl->bufs = malloc((size_t)rl->nbufs * rl->bufsize);
+	rl->rxops = calloc((size_t)rl->nbufs, sizeof(*rl->rxops));
+	if (!rl->bufs || !rl->rxops)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < rl->nbufs; i++) {
+		struct he_op *o = &rl->rxops[i];
+
+		mbu_dlist_init(&o->f.link);
+		o->rl = rl;
+		o->f.type = HE_OP_RXBUF;
+		o->f.buf = rl->bufs + (size_t)i * rl->bufsize;
+		if ((ret = he_issue(o)) != 0) {
+			fprintf(stderr, "matchbox mpi: host engine: cannot post receive buffers to %s: "
+				"%s\n", rl->prov, fi_strerror(ret < 0 ? -ret : FI_EAGAIN));
+			return MPI_ERR_OTHER;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+/* MATCHBOX_MPI_HOST_PROVIDERS: one provider for every peer, or "node,net":
+ * the first for ranks on this node, the second for the others (and for
+ * windows, so it must reach every rank). */
+static int he_providers(void)
+{
+	static char names[2][64];
+	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
+				  mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
+	const char *comma = strchr(v, ',');
+	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+
+	if (!n || n >= sizeof(names[0]) ||
+	    (comma && (!comma[1] || strchr(comma + 1, ',') || strlen(comma + 1) >= sizeof(names[0])))) {
+		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_HOST_PROVIDERS=%s: expected a provider, "
+			"or two as node,net (e.g. shm,tcp;ofi_rxm)\n", v);
+		return MPI_ERR_ARG;
+	}
+	memcpy(names[1], v, n);
+	names[1][n] = 0;
+	strcpy(names[0], comma ? comma + 1 : names[1]);
+	he.nrails = strcmp(names[0], names[1]) ? 2 : 1;
+	he.rail[0].prov = names[0];
+	he.rail[1].prov = names[1];
+	return MPI_SUCCESS;
+}
+
+static int he_init(void)
+{
+	size_t max_msg;
+	int ret;
+
+	mbu_dlist_init(&he.retry);
+	he.free_head = UINT32_MAX;
+	if ((ret = he_providers()))
+		return ret;
+	for (int i = 0; i < he.nrails; i++)
+		if ((ret = he_rail_info(&he.rail[i])))
+			return ret;
+	max_msg = he.rail[0].max_msg;
+	if (he.nrails > 1 && he.rail[1].max_msg < max_msg)
+		max_msg = he.rail[1].max_msg;
 	he.eager = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER", 8192);
 	if (he.eager < 64)
 		he.eager = 64;
-	if (he.eager + sizeof(struct he_hdr) > he.max_msg)
-		he.eager = he.max_msg > 2 * sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr)
-								  : sizeof(struct he_hdr);
+	if (he.eager + sizeof(struct he_hdr) > max_msg)
+		he.eager = max_msg > 2 * sizeof(struct he_hdr) ? max_msg - sizeof(struct he_hdr)
+							       : sizeof(struct he_hdr);
 	/* Between nodes every trip of a message is a pass through both
 	 * network stacks, and a rendezvous makes three where an eager message
 	 * makes one: across two namespace hosts a 16 KiB message took 35 us by
@@ -472,35 +605,17 @@ static int he_init(void)
 	 * for these frames even in a job on one node. Within a node the
 	 * rendezvous is one copy and the 8 KiB limit stays. */
 	he.eager_net = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER_NET",
-					      he.multi ? (long)he_one_trip(prov) : 0);
-	if (he.eager_net + sizeof(struct he_hdr) > he.max_msg)
-		he.eager_net = he.max_msg > sizeof(struct he_hdr) ? he.max_msg - sizeof(struct he_hdr) : 0;
+					      he.rail[0].multi ? (long)he_one_trip(he.rail[0].prov) : 0);
+	if (he.eager_net + sizeof(struct he_hdr) > he.rail[0].max_msg)
+		he.eager_net = he.rail[0].max_msg > sizeof(struct he_hdr)
+				       ? he.rail[0].max_msg - sizeof(struct he_hdr) : 0;
 	if (he.eager_net < he.eager)
 		he.eager_net = he.eager;
-	he.frame = sizeof(struct he_hdr) + he.eager_net;
-	he.nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
-	if (he.nbufs < 4)
-		he.nbufs = 4;
-	/* With multi-receive, the same memory in four buffers that frames fill
-	 * end to end: a small message takes its own size, not a frame's, and
-	 * a buffer is posted again only when it is used up. */
-	he.bufsize = he.frame;
-	if (he.multi) {
-		size_t small = sizeof(struct he_hdr) + he.eager;
-
-		/* Room for a quarter of the frames of the local limit, and for
-		 * at least four of the largest: a buffer goes back to the
-		 * provider when a largest frame no longer fits. */
-		he.bufsize = (size_t)he.nbufs / 4 * small;
-		if (he.bufsize < 4 * he.frame)
-			he.bufsize = 4 * he.frame;
-		he.nbufs = 4;
-		he.x.min_multi_recv = he.frame;
-	}
+	/* The node rail carries only frames within the node. */
+	he.rail[0].frame = sizeof(struct he_hdr) + he.eager_net;
+	he.rail[1].frame = sizeof(struct he_hdr) + he.eager;
 	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
 
-	if ((ret = mbmpi_fab_open(&he.x, "host", FI_CQ_FORMAT_DATA)))
-		return ret;
 	if (mbu_pool_init(&he.ops, sizeof(struct he_op), 256, 0) ||
 	    mbu_pool_init(&he.rdvs, sizeof(struct he_rdv), 64, 0) ||
 	    mbu_pool_init(&he.posted_pool, sizeof(struct he_posted), 256, 0) ||
@@ -512,28 +627,20 @@ static int he_init(void)
 		return MPI_ERR_NO_MEM;
 	}
 	he.queues = true;
+	for (int i = 0; i < he.nrails; i++)
+		if ((ret = he_rail_open(&he.rail[i])))
+			return ret;
 	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
-		fprintf(stderr, "matchbox mpi: host engine: eager frames of up to %zu bytes into %d %s"
-			"buffers of %zu bytes; eager up to %zu bytes within a node, %zu to other "
-			"nodes; rendezvous by %s\n", he.frame, he.nbufs,
-			he.multi ? "multi-receive " : "", he.bufsize, he.eager, he.eager_net,
-			he.rdv_read ? "fi_read" : "clear-to-send");
-	he.bufs = malloc((size_t)he.nbufs * he.bufsize);
-	he.rxops = calloc((size_t)he.nbufs, sizeof(*he.rxops));
-	if (!he.bufs || !he.rxops)
-		return MPI_ERR_NO_MEM;
-	for (int i = 0; i < he.nbufs; i++) {
-		struct he_op *o = &he.rxops[i];
+		for (int i = 0; i < he.nrails; i++) {
+			struct he_rail *rl = &he.rail[i];
 
-		mbu_dlist_init(&o->f.link);
-		o->f.type = HE_OP_RXBUF;
-		o->f.buf = he.bufs + (size_t)i * he.bufsize;
-		if ((ret = he_issue(o)) != 0) {
-			fprintf(stderr, "matchbox mpi: host engine: cannot post receive buffers: %s\n",
-				fi_strerror(ret < 0 ? -ret : FI_EAGAIN));
-			return MPI_ERR_OTHER;
+			fprintf(stderr, "matchbox mpi: host engine: %s%s: eager frames of up to %zu "
+				"bytes into %d %sbuffers of %zu bytes; eager up to %zu bytes within a "
+				"node, %zu to other nodes; rendezvous by %s\n", rl->prov,
+				he.nrails == 1 ? "" : i ? " (ranks on the node)" : " (other nodes, windows)",
+				rl->frame, rl->nbufs, rl->multi ? "multi-receive " : "", rl->bufsize,
+				he.eager, he.eager_net, rl->rdv_read ? "fi_read" : "clear-to-send");
 		}
-	}
 	return MPI_SUCCESS;
 }
 
@@ -547,15 +654,26 @@ static void he_fini(void)
 		if (o->f.type != HE_OP_RXBUF)
 			he_op_free(o);
 	}
-	/* Registrations go before their domain; closing the endpoint first
-	 * retires the posted buffers. */
-	if (he.rc_on)
-		mbu_rcache_fini(&he.rc);
-	he.rc_on = false;
-	mbmpi_fab_close(&he.x);
+	for (int i = 0; i < he.nrails; i++) {
+		struct he_rail *rl = &he.rail[i];
+
+		/* Registrations go before their domain; closing the endpoint
+		 * first retires the posted buffers. */
+		if (rl->rc_on)
+			mbu_rcache_fini(&rl->rc);
+		rl->rc_on = false;
+		mbmpi_fab_close(&rl->x);
+		free(rl->bufs);
+		free(rl->rxops);
+	}
 	if (he.bad_frames)
 		fprintf(stderr, "matchbox mpi: rank %d: host engine: dropped %lu malformed or "
 			"stray frames\n", mbmpi.world_rank, he.bad_frames);
+	if (mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 1)
+		for (int i = 0; i < he.nrails; i++)
+			fprintf(stderr, "matchbox mpi: rank %d: host engine: %s: %lu frames sent, %lu "
+				"received\n", mbmpi.world_rank, he.rail[i].prov, he.rail[i].tx,
+				he.rail[i].rx);
 	if (he.queues) {
 		mbu_dlist_foreach(&he.unexp.all, it)
 			free(mbu_container_of(mbu_unexp_entry_of_all(it), struct he_unexp, e)->data);
@@ -566,21 +684,44 @@ static void he_fini(void)
 	mbu_pool_fini(&he.rdvs);
 	mbu_pool_fini(&he.posted_pool);
 	mbu_pool_fini(&he.unexp_pool);
-	free(he.bufs);
-	free(he.rxops);
 	free(he.slots);
 	free(he.remote);
+	free(he.via);
 	memset(&he, 0, sizeof(he));
 }
 
+/* With two rails, both names in a fixed layout: a length byte each, then
+ * each name in its own HE_NAME_MAX bytes (every rank's blob has one size). */
 static int he_getname(void *addr, size_t *len)
 {
-	return mbmpi_fab_getname(&he.x, addr, len);
+	unsigned char *b = addr;
+
+	if (he.nrails == 1)
+		return mbmpi_fab_getname(&he.rail[0].x, addr, len);
+	if (*len < HE_NAMES) {
+		*len = HE_NAMES;
+		return -FI_ETOOSMALL;
+	}
+	memset(b, 0, HE_NAMES);
+	for (int i = 0; i < 2; i++) {
+		size_t l = HE_NAME_MAX;
+		int ret = mbmpi_fab_getname(&he.rail[i].x, b + 2 + (size_t)i * HE_NAME_MAX, &l);
+
+		if (ret || !l || l > HE_NAME_MAX) {
+			fprintf(stderr, "matchbox mpi: host engine: %s's address does not fit in %d "
+				"bytes\n", he.rail[i].prov, HE_NAME_MAX);
+			return ret ? ret : -FI_ETOOSMALL;
+		}
+		b[i] = (unsigned char)l;
+	}
+	*len = HE_NAMES;
+	return 0;
 }
 
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
-	(void)addrlen;
+	const char *self = mbmpi.hosts ? mbmpi.hosts[mbmpi.world_rank] : NULL;
+
 	/* The node names came with the addresses. */
 	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
 		if (!(he.remote = calloc((size_t)n, 1)))
@@ -588,7 +729,40 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 		for (int w = 0; w < n; w++)
 			he.remote[w] = strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]) != 0;
 	}
-	return mbmpi_fab_insert(&he.x, addrs, n, out);
+	if (he.nrails == 1)
+		return mbmpi_fab_insert(&he.rail[0].x, addrs, n, out);
+	if (addrlen != HE_NAMES || he.via)
+		return MPI_ERR_INTERN;
+	if (!(he.via = malloc((size_t)n * sizeof(*he.via))))
+		return MPI_ERR_NO_MEM;
+	he.nvia = (size_t)n;
+	for (int w = 0; w < n; w++)
+		he.via[w] = FI_ADDR_NOTAVAIL;
+	for (int w = 0; w < n; w++) {
+		const unsigned char *b = (const unsigned char *)addrs + (size_t)w * addrlen;
+		fi_addr_t a;
+
+		/* Another rank's bytes: checked before an AV reads them. */
+		if (!b[0] || b[0] > HE_NAME_MAX || !b[1] || b[1] > HE_NAME_MAX) {
+			fprintf(stderr, "matchbox mpi: host engine: rank %d published a malformed "
+				"address\n", w);
+			return MPI_ERR_OTHER;
+		}
+		if (fi_av_insert(he.rail[0].x.av, b + 2, 1, &out[w], 0, NULL) != 1)
+			return MPI_ERR_OTHER;
+		/* Both ends decide from the same node names, so a pair of ranks
+		 * uses one rail both ways. */
+		if (self && mbmpi.hosts[w] && !strcmp(mbmpi.hosts[w], self) && out[w] < he.nvia &&
+		    fi_av_insert(he.rail[1].x.av, b + 2 + HE_NAME_MAX, 1, &a, 0, NULL) == 1) {
+			he.via[out[w]] = a;
+			he.via_peers++;
+		}
+	}
+	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
+		fprintf(stderr, "matchbox mpi: host engine: rank 0 reaches %d rank%s by %s (its node) "
+			"and %d by %s\n", he.via_peers, he.via_peers == 1 ? "" : "s", he.rail[1].prov,
+			n - he.via_peers, he.rail[0].prov);
+	return MPI_SUCCESS;
 }
 
 /* The largest message that goes to the peer eager: small ones decide on
@@ -655,6 +829,11 @@ static int he_send(struct mbmpi_req *r)
 		v->sender = true;
 		v->req = r;
 		v->addr = addr;
+		{
+			fi_addr_t a = addr;
+
+			v->rl = he_route(&a);
+		}
 		v->len = r->clen;
 		v->id = he_id_new(v, true);
 		if (!v->id) {
@@ -664,7 +843,7 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
-		if (he.rdv_read && !he_rdv_reg(v, r->cbuf, r->clen, &h.rkey, &h.raddr))
+		if (v->rl->rdv_read && !he_rdv_reg(v, r->cbuf, r->clen, &h.rkey, &h.raddr))
 			h.flags |= HE_F_RDMA;
 		/* Done at FIN (the receiver read it), or when the last fragment
 		 * the CTS asked for has gone. */
@@ -687,16 +866,19 @@ static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, s
 	struct he_short h = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = c->ctx,
 			     .src = (uint32_t)c->rank, .tag = tag};
 	char frame[sizeof(h) + 256];
+	fi_addr_t addr = c->addr[peer];
+	struct he_rail *rl = he_route(&addr);
 	ssize_t ret;
 
-	if (len > 256 || sizeof(h) + len > he.inject || !mbu_dlist_empty(&he.retry))
+	if (len > 256 || sizeof(h) + len > rl->inject || !mbu_dlist_empty(&he.retry))
 		return -1;
 	memcpy(frame, &h, sizeof(h));
 	if (len)
 		memcpy(frame + sizeof(h), buf, len);
-	ret = fi_inject(he.x.ep, frame, sizeof(h) + len, c->addr[peer]);
+	ret = fi_inject(rl->x.ep, frame, sizeof(h) + len, addr);
 	if (ret == -FI_EAGAIN)
 		return -1;
+	rl->tx++;
 	return ret ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
@@ -770,6 +952,7 @@ static void he_send_ctl(struct mbmpi_req *r, int type, const struct he_hdr *abou
 static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 {
 	struct he_rdv *v;
+	fi_addr_t read_from;
 	size_t want;
 
 	he_fill_status(r, h);
@@ -786,10 +969,18 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 	v->peer_id = h->sid;
 	v->addr = r->comm->addr[h->src];
 	v->len = h->len;
-	if ((h->flags & HE_F_RDMA) && he.rdv_read) {
+	{
+		fi_addr_t a = v->addr;
+
+		v->rl = he_route(&a);
+		read_from = a;
+	}
+	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read) {
+		size_t piece = v->rl->max_msg;
+
 		v->pending = 1; /* held while posting */
-		for (size_t off = 0; off < want; off += he.max_msg) {
-			struct he_op *o = he_op_new(HE_OP_READ, NULL);
+		for (size_t off = 0; off < want; off += piece) {
+			struct he_op *o = he_op_new(HE_OP_READ, NULL, v->rl);
 
 			if (!o) {
 				r->err = MPI_ERR_NO_MEM;
@@ -797,8 +988,8 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 			}
 			o->rdv = v;
 			o->f.buf = (char *)r->cbuf + off;
-			o->f.len = want - off < he.max_msg ? want - off : he.max_msg;
-			o->f.addr = v->addr;
+			o->f.len = want - off < piece ? want - off : piece;
+			o->f.addr = read_from;
 			o->f.data = h->raddr + off;
 			o->f.key = h->rkey;
 			v->pending++;
@@ -1064,12 +1255,12 @@ static void he_op_done(struct he_op *o, int err)
 	he_req_put(r);
 }
 
+static int he_progress_rail(struct he_rail *rl);
+
 static int he_progress(void)
 {
-	struct fi_cq_data_entry e[16];
 	struct mbu_dlist *it;
-	ssize_t n;
-	int done = 0;
+	int done;
 
 	while ((it = he.retry.next) != &he.retry) {
 		struct he_op *o = (struct he_op *)mbu_container_of(it, struct mbmpi_fop, link);
@@ -1081,7 +1272,19 @@ static int he_progress(void)
 		if (ret < 0)
 			he_op_done(o, -ret);
 	}
-	n = fi_cq_read(he.x.cq, e, 16);
+	done = he_progress_rail(&he.rail[0]);
+	if (he.nrails > 1)
+		done += he_progress_rail(&he.rail[1]);
+	return done;
+}
+
+static int he_progress_rail(struct he_rail *rl)
+{
+	struct fi_cq_data_entry e[16];
+	ssize_t n;
+	int done = 0;
+
+	n = fi_cq_read(rl->x.cq, e, 16);
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			struct he_op *o = (struct he_op *)mbu_container_of(
@@ -1092,14 +1295,15 @@ static int he_progress(void)
 				 * landed, and is posted again once the provider has
 				 * released it (possibly with a last frame, possibly
 				 * with none). */
-				if (!he.multi)
+				rl->rx += e[i].len != 0;
+				if (!rl->multi)
 					he_on_frame(o->f.buf, e[i].len);
 				else if (e[i].len && e[i].buf >= (void *)o->f.buf &&
-					 (char *)e[i].buf + e[i].len <= (char *)o->f.buf + he.bufsize)
+					 (char *)e[i].buf + e[i].len <= (char *)o->f.buf + rl->bufsize)
 					he_on_frame(e[i].buf, e[i].len);
 				else if (e[i].len)
 					he.bad_frames++;
-				if ((!he.multi || (e[i].flags & FI_MULTI_RECV)) && he_issue(o) == 1)
+				if ((!rl->multi || (e[i].flags & FI_MULTI_RECV)) && he_issue(o) == 1)
 					mbu_dlist_insert_tail(&o->f.link, &he.retry);
 			} else {
 				he_op_done(o, 0);
@@ -1109,7 +1313,7 @@ static int he_progress(void)
 	} else if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 
-		if (fi_cq_readerr(he.x.cq, &err, 0) == 1 && err.op_context) {
+		if (fi_cq_readerr(rl->x.cq, &err, 0) == 1 && err.op_context) {
 			struct he_op *o = (struct he_op *)mbu_container_of(
 				(struct fi_context2 *)err.op_context, struct mbmpi_fop, ctx);
 			int code = err.err < 0 ? -err.err : err.err;
@@ -1117,7 +1321,7 @@ static int he_progress(void)
 			if (o->f.type == HE_OP_RXBUF) {
 				/* A multi-receive buffer still in the provider's
 				 * hands must not be posted twice. */
-				if (code != FI_ECANCELED && (!he.multi || (err.flags & FI_MULTI_RECV)) &&
+				if (code != FI_ECANCELED && (!rl->multi || (err.flags & FI_MULTI_RECV)) &&
 				    he_issue(o) == 1)
 					mbu_dlist_insert_tail(&o->f.link, &he.retry);
 			} else {
@@ -1193,13 +1397,15 @@ static int he_cancel(struct mbmpi_req *r)
 	return MPI_SUCCESS;
 }
 
-/* ---- One-sided, on the same endpoint ---- */
+/* ---- One-sided, on rail 0, which reaches every rank ---- */
 
 static int he_rma_reg(void *buf, size_t len, uint64_t *key, uint64_t *raddr, void **mr)
 {
-	if (!he.x.rma)
+	struct mbmpi_fab *x = &he.rail[0].x;
+
+	if (!x->rma)
 		return MPI_ERR_UNSUPPORTED_OPERATION;
-	return mbmpi_fab_reg(&he.x, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
+	return mbmpi_fab_reg(x, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE,
 			     key, raddr, mr);
 }
 
@@ -1207,9 +1413,11 @@ static int he_rma(struct mbmpi_req *r, const struct mbmpi_rma *op)
 {
 	struct he_op *o;
 
-	if (!he.x.rma || (op->kind != MBMPI_RMA_PUT && op->kind != MBMPI_RMA_GET && !he.x.atomics))
+	struct mbmpi_fab *x = &he.rail[0].x;
+
+	if (!x->rma || (op->kind != MBMPI_RMA_PUT && op->kind != MBMPI_RMA_GET && !x->atomics))
 		return MPI_ERR_UNSUPPORTED_OPERATION;
-	if (!(o = he_op_new(MBMPI_FOP_RMA, r)))
+	if (!(o = he_op_new(MBMPI_FOP_RMA, r, &he.rail[0])))
 		return MPI_ERR_NO_MEM;
 	mbmpi_fab_rma_fill(&o->f, op);
 	return he_post(o);
@@ -1217,12 +1425,12 @@ static int he_rma(struct mbmpi_req *r, const struct mbmpi_rma *op)
 
 static int he_getopt(int name, void *val, size_t *len)
 {
-	return mbmpi_fab_getopt(&he.x, name, val, len);
+	return mbmpi_fab_getopt(&he.rail[0].x, name, val, len);
 }
 
 static size_t he_atomic_max(int kind, int fdt, int fop)
 {
-	return mbmpi_fab_atomic_max(&he.x, kind, fdt, fop);
+	return mbmpi_fab_atomic_max(&he.rail[0].x, kind, fdt, fop);
 }
 
 const struct mbmpi_engine mbmpi_host_engine = {

@@ -199,6 +199,27 @@ two_hosts() {
 		MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_HOST_RDMA=0
 	check "MPI t_p2p, tagged engine over tcp;ofi_rxm, 2 hosts x 2" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" MATCHBOX_MPI_ENGINE=tagged FI_TCP_IFACE=eth0
+	host_rails
+}
+host_rails() {
+	for t in t_p2p t_coll t_win; do
+		check "MPI $t, host engine by shm within a host and tcp;ofi_rxm between, 2 hosts x 2" \
+			rails "$t"
+	done
+}
+
+# The host engine with a provider per class of peer: the program's own
+# checks, and then every rank's count of frames sent and received on each
+# provider (MATCHBOX_MPI_VERBOSE=2), which must both be non-zero: each
+# rail carried the traffic of its peers.
+rails() { # program
+	local out n p
+	out=$(mpi 2 "$1" MATCHBOX_MPI_ENGINE=host "MATCHBOX_MPI_HOST_PROVIDERS=shm,tcp;ofi_rxm" \
+		FI_TCP_IFACE=eth0 MATCHBOX_MPI_VERBOSE=2 2>&1) || { echo "$out" | tail -n 8; return 1; }
+	for p in 'shm' 'tcp;ofi_rxm'; do
+		n=$(grep -c "host engine: $p: [1-9][0-9]* frames sent, [1-9][0-9]* received" <<<"$out")
+		[ "$n" = 4 ] || { echo "$n ranks of 4 sent and received frames by $p"; return 1; }
+	done
 }
 
 # ftx_pingpong on 2 hosts; both ranks' counts at close (FI_LOG_LEVEL=info)
@@ -503,7 +524,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -13,6 +13,7 @@
  * send-after-send order and on posting everything in issue order.
  */
 #include "mbmpi.h"
+#include "mbu_futex.h"
 #include "mbu_match.h"
 #include "mbu_pool.h"
 #include "mbu_rcache.h"
@@ -27,6 +28,7 @@
 enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_SHORT, HE_TYPE_END };
 #define HE_F_SYNC 1u  /* eager: acknowledge after the match */
 #define HE_F_RDMA 2u  /* RTS: raddr/rkey name the data for fi_read */
+#define HE_F_STRIPE 4u /* RTS: raddr2/rkey2 name it on rail 0 too */
 #define HE_MAGIC 0x6d68u
 
 /* On the wire. Everything in it is checked before it is used. */
@@ -41,6 +43,7 @@ struct he_hdr {
 	uint64_t rid;      /* the receiver's id (CTS, DATA) */
 	uint64_t raddr, rkey;
 	uint64_t off;      /* DATA: where the fragment goes */
+	uint64_t raddr2, rkey2;
 };
 
 /* The header of a standard-mode eager message: a quarter of the full one,
@@ -71,8 +74,15 @@ struct he_op {
 /* A rendezvous in progress on either side, named on the wire by its id. */
 struct he_rdv {
 	struct mbmpi_req *req;
-	void *mr;             /* sender: what the receiver reads (registered for it alone) */
-	struct mbu_rcache_entry *rce; /* ... or from the registration cache */
+	/* Sender: what the receiver reads, registered for it alone or from the
+	 * registration cache, on the peer's rail [0] and, striped, on rail 0 [1]. */
+	void *mr[2];
+	struct mbu_rcache_entry *rce[2];
+	/* Receiver of a striped read: when it was posted, the bytes each rail
+	 * reads and its reads not yet done (by rail number). */
+	uint64_t t0;
+	size_t part[2];
+	int left[2];
 	uint64_t id, peer_id;
 	fi_addr_t addr;       /* the peer, as communicators name it */
 	struct he_rail *rl;   /* the rail that reaches it: reads and registrations */
@@ -123,6 +133,10 @@ struct he_rail {
 	/* frames this rank sent and received on it (MATCHBOX_MPI_VERBOSE=2
 	 * prints them at the end: which rail carried what) */
 	unsigned long tx, rx;
+	uint64_t read;             /* rendezvous bytes this rank read over it */
+	/* Read bandwidth measured on striped transfers (bytes per ns, moving
+	 * average), which sets each rail's share of the next one. */
+	double bw;
 };
 
 /* Rail 0 reaches every rank and carries windows; with two providers named
@@ -146,6 +160,10 @@ static struct {
 	size_t eager_net;
 	uint8_t *remote;
 	int via_peers;             /* ranks reached by the node rail */
+	/* Rendezvous reads of at least this many bytes from a rank that both
+	 * rails reach go over both (0: never). */
+	size_t stripe;
+	unsigned long stripe_skipped;
 	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
 	struct mbu_posted posted;
 	struct mbu_unexp unexp;
@@ -196,28 +214,37 @@ static void he_rc_dereg(void *arg, void *handle)
 
 static const struct mbu_rcache_ops he_rc_ops = { he_rc_reg, he_rc_dereg };
 
-/* The send's buffer, readable by the receiver under *key at *raddr. */
-static int he_rdv_reg(struct he_rdv *v, void *buf, size_t len, uint64_t *key, uint64_t *raddr)
+static struct he_rail *he_reg_rail(struct he_rdv *v, int i)
 {
-	struct he_rail *rl = v->rl;
+	return i ? &he.rail[0] : v->rl;
+}
 
-	if (rl->rc_on && len && !mbu_rcache_get(&rl->rc, buf, len, &v->rce)) {
-		*key = fi_mr_key(v->rce->handle);
+/* The send's buffer, readable by the receiver under *key at *raddr over
+ * the peer's rail (i = 0) or over rail 0 as well (i = 1). */
+static int he_rdv_reg(struct he_rdv *v, int i, void *buf, size_t len, uint64_t *key,
+		      uint64_t *raddr)
+{
+	struct he_rail *rl = he_reg_rail(v, i);
+
+	if (rl->rc_on && len && !mbu_rcache_get(&rl->rc, buf, len, &v->rce[i])) {
+		*key = fi_mr_key(v->rce[i]->handle);
 		*raddr = rl->x.virt_addr ? (uint64_t)(uintptr_t)buf
-					 : (uint64_t)((uintptr_t)buf - v->rce->start);
+					 : (uint64_t)((uintptr_t)buf - v->rce[i]->start);
 		return MPI_SUCCESS;
 	}
-	v->rce = NULL;
-	return mbmpi_fab_reg(&rl->x, buf, len, FI_REMOTE_READ, key, raddr, &v->mr);
+	v->rce[i] = NULL;
+	return mbmpi_fab_reg(&rl->x, buf, len, FI_REMOTE_READ, key, raddr, &v->mr[i]);
 }
 
 static void he_rdv_dereg(struct he_rdv *v)
 {
-	if (v->rce)
-		mbu_rcache_put(&v->rl->rc, v->rce);
-	v->rce = NULL;
-	mbmpi_fab_dereg(v->mr);
-	v->mr = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (v->rce[i])
+			mbu_rcache_put(&he_reg_rail(v, i)->rc, v->rce[i]);
+		v->rce[i] = NULL;
+		mbmpi_fab_dereg(v->mr[i]);
+		v->mr[i] = NULL;
+	}
 }
 
 /* ---- Ids ---- */
@@ -614,6 +641,9 @@ static int he_init(void)
 	/* The node rail carries only frames within the node. */
 	he.rail[0].frame = sizeof(struct he_hdr) + he.eager_net;
 	he.rail[1].frame = sizeof(struct he_hdr) + he.eager;
+	/* Both rails start equal; striped reads measure them. */
+	he.rail[0].bw = he.rail[1].bw = 1.0;
+	he.stripe = he.nrails > 1 ? (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_STRIPE", 0) : 0;
 	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
 
 	if (mbu_pool_init(&he.ops, sizeof(struct he_op), 256, 0) ||
@@ -672,8 +702,9 @@ static void he_fini(void)
 	if (mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 1)
 		for (int i = 0; i < he.nrails; i++)
 			fprintf(stderr, "matchbox mpi: rank %d: host engine: %s: %lu frames sent, %lu "
-				"received\n", mbmpi.world_rank, he.rail[i].prov, he.rail[i].tx,
-				he.rail[i].rx);
+				"received, %llu bytes read (striped reads: %.2f GB/s)\n",
+				mbmpi.world_rank, he.rail[i].prov, he.rail[i].tx, he.rail[i].rx,
+				(unsigned long long)he.rail[i].read, he.rail[i].bw);
 	if (he.queues) {
 		mbu_dlist_foreach(&he.unexp.all, it)
 			free(mbu_container_of(mbu_unexp_entry_of_all(it), struct he_unexp, e)->data);
@@ -843,8 +874,14 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
-		if (v->rl->rdv_read && !he_rdv_reg(v, r->cbuf, r->clen, &h.rkey, &h.raddr))
+		if (v->rl->rdv_read && !he_rdv_reg(v, 0, r->cbuf, r->clen, &h.rkey, &h.raddr)) {
 			h.flags |= HE_F_RDMA;
+			/* A rank on the node is reached by both rails. */
+			if (he.stripe && r->clen >= he.stripe && v->rl != &he.rail[0] &&
+			    he.rail[0].rdv_read &&
+			    !he_rdv_reg(v, 1, r->cbuf, r->clen, &h.rkey2, &h.raddr2))
+				h.flags |= HE_F_STRIPE;
+		}
 		/* Done at FIN (the receiver read it), or when the last fragment
 		 * the CTS asked for has gone. */
 		r->outstanding++;
@@ -948,6 +985,36 @@ static void he_send_ctl(struct mbmpi_req *r, int type, const struct he_hdr *abou
 		r->err = MPI_ERR_OTHER;
 }
 
+/* Reads len bytes of v's message at off over rl (whose name for the peer
+ * is addr), in pieces the provider takes whole. */
+static void he_read_part(struct he_rdv *v, struct he_rail *rl, fi_addr_t addr, size_t off,
+			 size_t len, uint64_t raddr, uint64_t rkey)
+{
+	struct mbmpi_req *r = v->req;
+	int i = rl == &he.rail[0] ? 0 : 1;
+
+	v->part[i] = len;
+	rl->read += len;
+	for (size_t done = 0; done < len;) {
+		struct he_op *o = he_op_new(HE_OP_READ, NULL, rl);
+
+		if (!o) {
+			r->err = MPI_ERR_NO_MEM;
+			return;
+		}
+		o->rdv = v;
+		o->f.buf = (char *)r->cbuf + off + done;
+		o->f.len = len - done < rl->max_msg ? len - done : rl->max_msg;
+		o->f.addr = addr;
+		o->f.data = raddr + done;
+		o->f.key = rkey;
+		done += o->f.len;
+		v->pending++;
+		v->left[i]++;
+		he_post(o);
+	}
+}
+
 /* A matched request-to-send: read the data, or ask for it. */
 static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 {
@@ -976,25 +1043,35 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 		read_from = a;
 	}
 	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read) {
-		size_t piece = v->rl->max_msg;
+		size_t split = want; /* read over the peer's rail; the rest over rail 0 */
 
-		v->pending = 1; /* held while posting */
-		for (size_t off = 0; off < want; off += piece) {
-			struct he_op *o = he_op_new(HE_OP_READ, NULL, v->rl);
+		/* Striped: each rail's share in proportion to the bandwidth it
+		 * showed on the last striped reads, so both finish together. */
+		if ((h->flags & HE_F_STRIPE) && he.stripe && v->rl != &he.rail[0] &&
+		    he.rail[0].rdv_read) {
+			double b1 = v->rl->bw, b0 = he.rail[0].bw, share = b1 / (b0 + b1);
 
-			if (!o) {
-				r->err = MPI_ERR_NO_MEM;
-				break;
+			/* A share under 1/16 costs the slow rail's round trip
+			 * for little: the fast rail reads it all, and every 64th
+			 * such transfer gives the slow one 1/16 to measure it
+			 * again. */
+			if (share < 1.0 / 16 || share > 15.0 / 16) {
+				if (++he.stripe_skipped % 64)
+					share = share < 0.5 ? 0 : 1;
+				else
+					share = share < 0.5 ? 1.0 / 16 : 15.0 / 16;
 			}
-			o->rdv = v;
-			o->f.buf = (char *)r->cbuf + off;
-			o->f.len = want - off < piece ? want - off : piece;
-			o->f.addr = read_from;
-			o->f.data = h->raddr + off;
-			o->f.key = h->rkey;
-			v->pending++;
-			he_post(o);
+			split = (size_t)((double)want * share) & ~(size_t)63;
+			if (split > want)
+				split = want;
+			if (split && split < want)
+				v->t0 = mbu_now_ns();
 		}
+		v->pending = 1; /* held while posting */
+		he_read_part(v, v->rl, read_from, 0, split, h->raddr, h->rkey);
+		if (split < want && !r->err)
+			he_read_part(v, &he.rail[0], v->addr, split, want - split, h->raddr2 + split,
+				     h->rkey2);
 		if (--v->pending == 0) {
 			/* nothing to read (or nothing could be posted) */
 			struct he_hdr fin = {.sid = v->peer_id, .src = h->src};
@@ -1193,7 +1270,7 @@ static void he_on_frame(const void *buf, size_t n)
 		struct he_rdv *v = he_id_get(h.sid, true);
 		struct mbmpi_req *r;
 
-		if (!v || !v->sender || (!v->mr && !v->rce)) {
+		if (!v || !v->sender || (!v->mr[0] && !v->rce[0])) {
 			he.bad_frames++;
 			return;
 		}
@@ -1227,10 +1304,21 @@ static void he_op_done(struct he_op *o, int err)
 		r->err = err == FI_ECANCELED ? r->err : MPI_ERR_OTHER;
 	if (o->f.type == HE_OP_READ) {
 		struct mbmpi_req *rr = v->req;
+		struct he_rail *rl = o->rl;
+		int i = rl == &he.rail[0] ? 0 : 1;
 
 		if (err)
 			rr->err = MPI_ERR_OTHER;
 		he_op_free(o);
+		/* A rail's part of a striped read done: its bandwidth sample. */
+		if (--v->left[i] == 0 && v->t0 && !err) {
+			double dt = (double)(mbu_now_ns() - v->t0), bw;
+
+			if (dt > 0) {
+				bw = (double)v->part[i] / dt;
+				rl->bw = 0.75 * rl->bw + 0.25 * bw;
+			}
+		}
 		if (--v->pending == 0) {
 			struct he_hdr fin = {.sid = v->peer_id};
 			int src = rr->status.MPI_SOURCE;

@@ -94,6 +94,26 @@ struct fi_matchbox_net_stats {
 	uint64_t rma_keys_withdrawn;
 };
 
+/* Tagged operations beyond libfabric's (fi_open_ops on an endpoint with
+ * this name; matchbox only). trecv_now is fi_trecv, except that a receive
+ * which meets a message already whole in the provider completes inside the
+ * call: it returns 1 and fills *done as its CQ entry would have been, and
+ * writes no CQ entry (a bound counter still counts it). It returns 0 when
+ * the receive was posted, whose completion comes through the CQ as usual
+ * (a truncated message's too), or a negative fi_errno as fi_trecv does.
+ * An MPI library completes such a receive without a CQ write and read. */
+#define FI_MATCHBOX_TAGGED_OPS "matchbox_tagged_v1"
+
+struct fi_cq_tagged_entry;
+struct fid_ep;
+
+struct fi_matchbox_tagged_ops {
+	size_t size;
+	ssize_t (*trecv_now)(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, void *context,
+			     struct fi_cq_tagged_entry *done);
+};
+
 #ifdef __cplusplus
 }
 #endif

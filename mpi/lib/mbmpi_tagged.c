@@ -14,6 +14,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_ext_matchbox.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_atomic.h>
 
@@ -23,6 +24,13 @@ static struct {
 	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
 	bool cq_data64;
 	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
+	/* matchbox's fi_trecv that completes a receive meeting a waiting
+	 * message inside the call (fi_ext_matchbox.h), and where it puts
+	 * that completion: no CQ entry written and read for it */
+	ssize_t (*trecv_now)(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, void *context,
+			     struct fi_cq_tagged_entry *done);
+	struct fi_cq_tagged_entry now;
 } te;
 
 static int te_init(void)
@@ -72,7 +80,17 @@ static int te_init(void)
 	if (!te.cq_data64)
 		mbmpi.max_msg = SIZE_MAX; /* no room to describe pieces: never chunk */
 
-	return mbmpi_fab_open(&te.x, "tagged", FI_CQ_FORMAT_TAGGED);
+	if ((ret = mbmpi_fab_open(&te.x, "tagged", FI_CQ_FORMAT_TAGGED)))
+		return ret;
+	/* =0: every receive completes through the CQ, to compare. */
+	if (mbmpi_env_long("MATCHBOX_MPI_TRECV_NOW", 1)) {
+		struct fi_matchbox_tagged_ops *ops = NULL;
+
+		if (!fi_open_ops(&te.x.ep->fid, FI_MATCHBOX_TAGGED_OPS, 0, (void **)&ops, NULL) &&
+		    ops && ops->size >= sizeof(*ops))
+			te.trecv_now = ops->trecv_now;
+	}
+	return MPI_SUCCESS;
 }
 
 static void te_fini(void)
@@ -97,6 +115,11 @@ static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 }
 
 /* Hands one operation to the provider; 1 when it must wait for resources. */
+static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
+			size_t olen);
+
+/* 0: posted; 1: the provider wants it again later; 2: a receive that
+ * completed in the call (te.now holds its entry); or a negative fi_errno. */
 static int te_issue(struct mbmpi_fop *f)
 {
 	ssize_t ret;
@@ -122,6 +145,11 @@ static int te_issue(struct mbmpi_fop *f)
 				.addr = f->addr, .tag = f->tag, .ignore = f->ignore,
 				.context = &f->ctx};
 			ret = fi_trecvmsg(te.x.ep, &m, f->flags | FI_COMPLETION);
+		} else if (te.trecv_now && f->type == MBMPI_FOP_RECV) {
+			ret = te.trecv_now(te.x.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
+					   &f->ctx, &te.now);
+			if (ret == 1)
+				return 2; /* complete: te.now is its entry */
 		} else {
 			ret = fi_trecv(te.x.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
 				       &f->ctx);
@@ -157,6 +185,12 @@ static int te_post(struct mbmpi_fop *f)
 
 	if (mbu_dlist_empty(&te.retry)) {
 		ret = te_issue(f);
+		if (ret == 2) {
+			struct fi_cq_tagged_entry e = te.now;
+
+			te_complete(f, &e, 0, 0);
+			return MPI_SUCCESS;
+		}
 		if (ret <= 0) {
 			if (ret < 0) {
 				fprintf(stderr, "matchbox mpi: rank %d: %s to rank %d failed: %s%s\n",
@@ -464,7 +498,11 @@ static int te_progress(void)
 		if (ret == 1)
 			break;
 		mbu_dlist_remove(it);
-		if (ret < 0) {
+		if (ret == 2) {
+			struct fi_cq_tagged_entry e = te.now;
+
+			te_complete(f, &e, 0, 0);
+		} else if (ret < 0) {
 			if (f->req)
 				f->req->err = MPI_ERR_OTHER;
 			te_op_finished(f);

@@ -589,6 +589,11 @@ struct mbx_ep {
 	size_t min_multi_recv;
 	size_t inject_size;
 	size_t eager_limit;
+	/* While trecv_now posts a receive (under the domain lock): where the
+	 * completion of that receive goes if it finishes in the call, and its
+	 * context; NULL once filled. */
+	struct fi_cq_tagged_entry *now;
+	void *now_ctx;
 	struct mbx_addr addr;
 	char name[MBX_NAME_MAX];
 	char shm_name[MBX_NAME_MAX];
@@ -647,6 +652,7 @@ void mbx_auto_forget(struct mbx_ep *ep);
 void mbx_ep_wait(struct mbx_ep *ep, long timeout_ns);
 extern struct fi_ops_msg mbx_msg_ops;
 extern struct fi_ops_tagged mbx_tagged_ops;
+extern struct fi_matchbox_tagged_ops mbx_tagged_ext_ops;
 extern struct fi_ops_rma mbx_rma_ops;
 extern struct fi_ops_atomic mbx_atomic_ops;
 int mbx_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **out);

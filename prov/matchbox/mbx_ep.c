@@ -381,12 +381,25 @@ static int ep_control(struct fid *fid, int cmd, void *arg)
 	}
 }
 
+/* The tagged operations beyond libfabric's (fi_ext_matchbox.h). */
+static int ep_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		       void *context)
+{
+	(void)fid; (void)context;
+	if (!name || !ops || flags)
+		return -FI_EINVAL;
+	if (strcmp(name, FI_MATCHBOX_TAGGED_OPS))
+		return -FI_ENOSYS;
+	*ops = &mbx_tagged_ext_ops;
+	return 0;
+}
+
 static struct fi_ops ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = ep_close,
 	.bind = ep_bind,
 	.control = ep_control,
-	.ops_open = mbx_no_ops_open,
+	.ops_open = ep_ops_open,
 	.tostr = mbx_no_tostr,
 	.ops_set = mbx_no_ops_set,
 };

@@ -183,9 +183,10 @@ static ssize_t peek_claim(struct mbx_ep *ep, const struct iovec *iov, size_t cnt
  * message). Inlined, so that t_recv's one-buffer case loses the loop. */
 static inline ssize_t rx_post(struct mbx_ep *ep, const struct iovec *iov, size_t cnt, size_t len,
 			      fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
-			      uint64_t flags, bool tagged)
+			      uint64_t flags, bool tagged, struct fi_cq_tagged_entry *now)
 {
 	struct mbx_rx *rx;
+	ssize_t ret = 0;
 	size_t i;
 
 	mbx_lock(ep->dom);
@@ -209,9 +210,17 @@ static inline ssize_t rx_post(struct mbx_ep *ep, const struct iovec *iov, size_t
 	rx->m.src = src;
 	rx->m.tag = tagged ? tag & ~ignore : 0;
 	rx->m.ignore = tagged ? ignore : 0;
+	if (now) {
+		ep->now = now;
+		ep->now_ctx = context;
+	}
 	mbx_proto_recv_posted(ep, rx);
+	if (now) {
+		ret = ep->now ? 0 : 1;
+		ep->now = NULL;
+	}
 	mbx_unlock(ep->dom);
-	return 0;
+	return ret;
 }
 
 static ssize_t recv_common(struct mbx_ep *ep, const struct iovec *iov, size_t cnt,
@@ -253,7 +262,7 @@ static ssize_t recv_common(struct mbx_ep *ep, const struct iovec *iov, size_t cn
 		src = ep->av->tab[src].canon;	/* messages arrive under it */
 	if (flags & (FI_PEEK | FI_CLAIM))
 		return peek_claim(ep, iov, cnt, src, tag, ignore, context, flags);
-	return rx_post(ep, iov, cnt, len, src, tag, ignore, context, flags, tagged);
+	return rx_post(ep, iov, cnt, len, src, tag, ignore, context, flags, tagged, NULL);
 }
 
 /* ---- FI_MSG ---- */
@@ -359,14 +368,14 @@ struct fi_ops_msg mbx_msg_ops = {
  * and posted here without the general path's iovec and flag handling; any
  * other takes recv_common, which checks the same things and reports what
  * is wrong; both post through rx_post. */
-static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
-		      uint64_t tag, uint64_t ignore, void *context)
+static inline __attribute__((always_inline)) ssize_t t_recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
+				     uint64_t tag, uint64_t ignore, void *context,
+				     struct fi_cq_tagged_entry *now)
 {
 	struct iovec iov = { buf, len };
 	struct mbx_ep *ep = ep_of(fep);
 	const uint64_t need = FI_RECV | FI_TAGGED;
 
-	(void)desc;
 	if (__builtin_expect(ep->enabled && (ep->caps & need) == need &&
 			     !(ep->rx_op_flags & ~(uint64_t)(FI_COMPLETION | FI_MORE | FI_TAGGED)) &&
 			     (buf || !len) && len <= MBX_MAX_MSG_SIZE, 1)) {
@@ -376,10 +385,32 @@ static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_
 		    (src < ep->av->count && ep->av->tab[src].valid && ep->av->tab[src].resolved))
 			return rx_post(ep, &iov, 1, len,
 				       src == FI_ADDR_UNSPEC ? src : ep->av->tab[src].canon, tag,
-				       ignore, context, ep->rx_op_flags, true);
+				       ignore, context, ep->rx_op_flags, true, now);
 	}
 	return recv_common(ep, &iov, 1, src, tag, ignore, context, ep->rx_op_flags, true);
 }
+
+static ssize_t t_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+		      uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)desc;
+	return t_recv_common(fep, buf, len, src, tag, ignore, context, NULL);
+}
+
+static ssize_t t_recv_now(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, void *context,
+			  struct fi_cq_tagged_entry *done)
+{
+	(void)desc;
+	if (!done)
+		return -FI_EINVAL;
+	return t_recv_common(fep, buf, len, src, tag, ignore, context, done);
+}
+
+struct fi_matchbox_tagged_ops mbx_tagged_ext_ops = {
+	.size = sizeof(struct fi_matchbox_tagged_ops),
+	.trecv_now = t_recv_now,
+};
 
 static ssize_t t_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t cnt,
 		       fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)

@@ -974,8 +974,17 @@ void mbx_rx_complete(struct mbx_ep *ep, struct mbx_rx *rx, size_t len, void *buf
 		mbx_cntr_inc_err(ep->rx_cntr);
 		return;
 	}
-	if (ep->rx_cq && (rx->opflags & FI_COMPLETION))
-		mbx_cq_write(ep->rx_cq, rx->context, flags, len, buf, data, tag, src);
+	if (ep->rx_cq && (rx->opflags & FI_COMPLETION)) {
+		/* completed inside trecv_now: its caller takes the entry */
+		if (__builtin_expect(ep->now != NULL, 0) && rx->context == ep->now_ctx) {
+			*ep->now = (struct fi_cq_tagged_entry){
+				.op_context = rx->context, .flags = flags, .len = len, .buf = buf,
+				.data = data, .tag = tag};
+			ep->now = NULL;
+		} else {
+			mbx_cq_write(ep->rx_cq, rx->context, flags, len, buf, data, tag, src);
+		}
+	}
 	mbx_cntr_inc(ep->rx_cntr);
 }
 

@@ -114,12 +114,12 @@ static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 	return mbmpi_fab_insert(&te.x, addrs, n, out);
 }
 
-/* Hands one operation to the provider; 1 when it must wait for resources. */
 static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
 			size_t olen);
 
-/* 0: posted; 1: the provider wants it again later; 2: a receive that
- * completed in the call (te.now holds its entry); or a negative fi_errno. */
+/* Hands one operation to the provider: 0 posted; 1 when it must wait for
+ * resources; 2 for a receive that completed in the call (te.now holds its
+ * entry); or a negative fi_errno. */
 static int te_issue(struct mbmpi_fop *f)
 {
 	ssize_t ret;

@@ -371,9 +371,9 @@ struct fi_ops_msg mbx_msg_ops = {
  * and posted here without the general path's iovec and flag handling; any
  * other takes recv_common, which checks the same things and reports what
  * is wrong; both post through rx_post. */
-static inline __attribute__((always_inline)) ssize_t t_recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
-				     uint64_t tag, uint64_t ignore, void *context,
-				     struct fi_cq_tagged_entry *now)
+static inline __attribute__((always_inline)) ssize_t
+t_recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+	      uint64_t ignore, void *context, struct fi_cq_tagged_entry *now)
 {
 	struct iovec iov = { buf, len };
 	struct mbx_ep *ep = ep_of(fep);

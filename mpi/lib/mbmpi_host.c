@@ -191,25 +191,33 @@ static uint64_t he_key_tag(uint32_t ctx, int tag)
 	return ((uint64_t)ctx << 32) | (uint32_t)tag;
 }
 
-/* The rail that carries frames to the rank communicators call *a, and
- * that rail's name for it in *a. */
-static inline struct he_rail *he_route(fi_addr_t *a)
+/* The rail that carries frames to the rank communicators call a, and (if
+ * there is not NULL) that rail's name for it. */
+static inline struct he_rail *he_route(fi_addr_t a, fi_addr_t *there)
 {
-	if (he.via && *a < he.nvia && he.via[*a] != FI_ADDR_NOTAVAIL) {
-		*a = he.via[*a];
+	if (he.via && a < he.nvia && he.via[a] != FI_ADDR_NOTAVAIL) {
+		a = he.via[a];
+		if (there)
+			*there = a;
 		return &he.rail[1];
 	}
+	if (there)
+		*there = a;
 	return &he.rail[0];
+}
+
+static inline int he_rail_no(const struct he_rail *rl)
+{
+	return (int)(rl - he.rail);
 }
 
 /* ---- Registrations of large sends' data ---- */
 
 static int he_rc_reg(void *arg, void *addr, size_t len, void **handle)
 {
+	struct he_rail *rl = arg;
 	struct fid_mr *m;
 	int ret;
-
-	struct he_rail *rl = arg;
 
 	ret = fi_mr_reg(rl->x.domain, addr, len, FI_REMOTE_READ, 0, ++rl->x.next_key, 0, &m, NULL);
 	if (ret)
@@ -409,7 +417,7 @@ static int he_post(struct he_op *o)
 static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t hlen,
 		      const void *payload, size_t plen, struct he_rdv *rdv)
 {
-	struct he_rail *rl = he_route(&addr);
+	struct he_rail *rl = he_route(addr, &addr);
 	struct he_op *o;
 
 	rl->tx++;
@@ -762,16 +770,22 @@ static int he_getname(void *addr, size_t *len)
 	return 0;
 }
 
+/* Whether world rank w is on this node, by the node names that came with
+ * the addresses: the eager limit and the rail both follow from it, and both
+ * ends of a pair decide it alike. */
+static bool he_same_node(int w)
+{
+	return mbmpi.hosts && mbmpi.hosts[w] &&
+	       !strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]);
+}
+
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
-	const char *self = mbmpi.hosts ? mbmpi.hosts[mbmpi.world_rank] : NULL;
-
-	/* The node names came with the addresses. */
 	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
 		if (!(he.remote = calloc((size_t)n, 1)))
 			return MPI_ERR_NO_MEM;
 		for (int w = 0; w < n; w++)
-			he.remote[w] = strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]) != 0;
+			he.remote[w] = !he_same_node(w);
 	}
 	if (he.nrails == 1)
 		return mbmpi_fab_insert(&he.rail[0].x, addrs, n, out);
@@ -794,9 +808,8 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 		}
 		if (fi_av_insert(he.rail[0].x.av, b + 2, 1, &out[w], 0, NULL) != 1)
 			return MPI_ERR_OTHER;
-		/* Both ends decide from the same node names, so a pair of ranks
-		 * uses one rail both ways. */
-		if (self && mbmpi.hosts[w] && !strcmp(mbmpi.hosts[w], self) && out[w] < he.nvia &&
+		/* A pair of ranks uses one rail both ways. */
+		if (he_same_node(w) && out[w] < he.nvia &&
 		    fi_av_insert(he.rail[1].x.av, b + 2 + HE_NAME_MAX, 1, &a, 0, NULL) == 1) {
 			he.via[out[w]] = a;
 			he.via_peers++;
@@ -873,11 +886,7 @@ static int he_send(struct mbmpi_req *r)
 		v->sender = true;
 		v->req = r;
 		v->addr = addr;
-		{
-			fi_addr_t a = addr;
-
-			v->rl = he_route(&a);
-		}
+		v->rl = he_route(addr, NULL);
 		v->len = r->clen;
 		v->id = he_id_new(v, true);
 		if (!v->id) {
@@ -916,8 +925,8 @@ static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, s
 	struct he_short h = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = c->ctx,
 			     .src = (uint32_t)c->rank, .tag = tag};
 	char frame[sizeof(h) + 256];
-	fi_addr_t addr = c->addr[peer];
-	struct he_rail *rl = he_route(&addr);
+	fi_addr_t addr;
+	struct he_rail *rl = he_route(c->addr[peer], &addr);
 	ssize_t ret;
 
 	if (len > 256 || sizeof(h) + len > rl->inject || !mbu_dlist_empty(&he.retry))
@@ -1004,7 +1013,7 @@ static void he_read_part(struct he_rdv *v, struct he_rail *rl, fi_addr_t addr, s
 			 size_t len, uint64_t raddr, uint64_t rkey)
 {
 	struct mbmpi_req *r = v->req;
-	int i = rl == &he.rail[0] ? 0 : 1;
+	int i = he_rail_no(rl);
 
 	v->part[i] = len;
 	rl->read += len;
@@ -1049,12 +1058,7 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 	v->peer_id = h->sid;
 	v->addr = r->comm->addr[h->src];
 	v->len = h->len;
-	{
-		fi_addr_t a = v->addr;
-
-		v->rl = he_route(&a);
-		read_from = a;
-	}
+	v->rl = he_route(v->addr, &read_from);
 	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read) {
 		size_t split = want; /* read over the peer's rail; the rest over rail 0 */
 
@@ -1320,7 +1324,7 @@ static void he_op_done(struct he_op *o, int err)
 	if (o->f.type == HE_OP_READ) {
 		struct mbmpi_req *rr = v->req;
 		struct he_rail *rl = o->rl;
-		int i = rl == &he.rail[0] ? 0 : 1;
+		int i = he_rail_no(rl);
 
 		if (err)
 			rr->err = MPI_ERR_OTHER;

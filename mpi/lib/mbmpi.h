@@ -96,7 +96,16 @@ static inline bool mbmpi_dt_contig(const struct mbmpi_dtype *d)
 }
 
 void mbmpi_dtype_init(void);
-int mbmpi_dt_check(MPI_Datatype h);
+/* Inline: every communication call checks its types. */
+static inline int mbmpi_dt_check(MPI_Datatype h)
+{
+	const struct mbmpi_dtype *d;
+
+	if (h == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
+	d = mbmpi_dt(h);
+	return (d->flags & MBMPI_DT_COMMITTED) && d->refs > 0 ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
 void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void *out);
 /* Unpacks at most `bytes` bytes; returns how many it placed. */
 size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const struct mbmpi_dtype *d);

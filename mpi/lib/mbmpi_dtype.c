@@ -157,18 +157,6 @@ void mbmpi_dtype_init(void)
 	mbmpi_predef_set(64, "MPI_INTEGER16", 16, 16);
 }
 
-int mbmpi_dt_check(MPI_Datatype h)
-{
-	struct mbmpi_dtype *d;
-
-	if (h == MPI_DATATYPE_NULL)
-		return MPI_ERR_TYPE;
-	d = mbmpi_dt(h);
-	if (!(d->flags & MBMPI_DT_COMMITTED) || d->refs <= 0)
-		return MPI_ERR_TYPE;
-	return MPI_SUCCESS;
-}
-
 void mbmpi_dt_release(struct mbmpi_dtype *d)
 {
 	if (d->flags & MBMPI_DT_PREDEF)

@@ -445,14 +445,34 @@ static bool cas_bytes(void *t, const unsigned char *ob, const unsigned char *nb,
 	}
 }
 
+#define ADD_AS(T, t, operand, result)                                           \
+	do {                                                                    \
+		T a_, o_;                                                       \
+		memcpy(&a_, operand, sizeof(T));                                \
+		o_ = __atomic_fetch_add((T *)(t), a_, __ATOMIC_ACQ_REL);        \
+		if (result)                                                     \
+			memcpy(result, &o_, sizeof(T));                         \
+		return;                                                         \
+	} while (0)
+
 /* One element of es bytes (1, 2, 4 or 8, aligned): its old value to
  * *result (if any), the new one computed from it and swapped in only if
- * nobody changed the element meanwhile. */
+ * nobody changed the element meanwhile. An integer sum (iadd) is the
+ * processor's fetch-and-add instead: the same result in one instruction,
+ * without the loop or the operation's dispatch. */
 static void direct_elem(void *t, const void *operand, void *result, const void *cmp, size_t es,
-			MPI_Op op, MPI_Datatype bt, int kind)
+			MPI_Op op, MPI_Datatype bt, int kind, bool iadd)
 {
 	unsigned char ob[8], nb[8];
 
+	if (iadd) {
+		switch (es) {
+		case 1: ADD_AS(uint8_t, t, operand, result);
+		case 2: ADD_AS(uint16_t, t, operand, result);
+		case 4: ADD_AS(uint32_t, t, operand, result);
+		default: ADD_AS(uint64_t, t, operand, result);
+		}
+	}
 	do {
 		load_bytes(t, ob, es);
 		if (result)
@@ -491,18 +511,47 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 	struct walk ow, rw, tw;
 	size_t es = 1;
 	MPI_Datatype bt = MPI_DATATYPE_NULL;
+	bool iadd = false;
 
 	if (x->kind != MBMPI_RMA_PUT && x->kind != MBMPI_RMA_GET) {
-		if (fab_type(x->td, &es) < 0 || (x->od && x->od->base != x->td->base) ||
+		int fdt = fab_type(x->td, &es);
+
+		if (fdt < 0 || (x->od && x->od->base != x->td->base) ||
 		    (x->rd && x->rd->base != x->td->base))
 			return MPI_ERR_TYPE;
 		if (x->kind != MBMPI_RMA_CSWAP && fab_op(x->op) < 0)
 			return mbmpi_op(x->op)->predef ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_OP;
 		bt = (MPI_Datatype)(uintptr_t)x->td->base;
+		iadd = x->kind != MBMPI_RMA_CSWAP && x->op == MPI_SUM && fdt >= FI_INT8 &&
+		       fdt <= FI_UINT64;
 	}
 	if (!x->tcount || !x->td->size)
 		return MPI_SUCCESS;
 	tbase = w->direct[x->t] + x->disp * w->peer[x->t].disp_unit;
+	/* Contiguous on every side, the common case of a latency-bound call:
+	 * one copy or one pass over the elements, without the walkers'
+	 * bookkeeping (about half the instructions of a put and its flush).
+	 * win_check_xfer made the sizes equal. */
+	if (mbmpi_dt_contig(x->td) && (!x->od || mbmpi_dt_contig(x->od)) &&
+	    (!x->rd || mbmpi_dt_contig(x->rd))) {
+		size_t n = x->tcount * x->td->size;
+		char *tp = tbase + x->td->segs[0].disp;
+		char *src = x->od ? (char *)x->obuf + x->od->segs[0].disp : NULL;
+		char *res = x->rd ? (char *)x->rbuf + x->rd->segs[0].disp : NULL;
+
+		if (x->kind == MBMPI_RMA_PUT) {
+			memcpy(tp, src, n);
+		} else if (x->kind == MBMPI_RMA_GET) {
+			memcpy(res, tp, n);
+		} else {
+			if (n % es)
+				return MPI_ERR_TYPE;
+			for (size_t k = 0; k < n; k += es)
+				direct_elem(tp + k, src ? src + k : NULL, res ? res + k : NULL, x->cmp, es,
+					    x->op, bt, x->kind, iadd);
+		}
+		goto done;
+	}
 	if (x->od)
 		walk_init(&ow, x->od, x->ocount);
 	if (x->rd)
@@ -530,7 +579,7 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 				direct_elem(tbase + td + (MPI_Aint)k,
 					    x->od ? (char *)x->obuf + od + (MPI_Aint)k : NULL,
 					    x->rd ? (char *)x->rbuf + rd + (MPI_Aint)k : NULL,
-					    x->cmp, es, x->op, bt, x->kind);
+					    x->cmp, es, x->op, bt, x->kind, iadd);
 		}
 		if (x->od)
 			walk_skip(&ow, n);
@@ -538,6 +587,7 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 			walk_skip(&rw, n);
 		walk_skip(&tw, n);
 	}
+done:
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return MPI_SUCCESS;
 }

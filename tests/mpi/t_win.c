@@ -52,6 +52,34 @@ static void fences(void)
 		CHECK(ok);
 		free(got);
 	}
+	/* Contiguous types whose data does not start at the buffer, on both
+	 * sides (the one-copy path of a window in shared memory): an int 8
+	 * bytes into the origin's buffer, 4 into the target's. Only this rank
+	 * touches t's window now. */
+	{
+		int got[3] = { -1, -1, -1 }, put[3] = { 0, 0, 7000 + rank }, back = -1;
+		int one = 1, t = (rank + 1) % size;
+		MPI_Aint at4 = 4, at8 = 8;
+		MPI_Datatype off4, off8;
+
+		CHECK_MPI(MPI_Type_create_hindexed(1, &one, &at4, MPI_INT, &off4));
+		CHECK_MPI(MPI_Type_create_hindexed(1, &one, &at8, MPI_INT, &off8));
+		MPI_Type_commit(&off4);
+		MPI_Type_commit(&off8);
+		CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
+		CHECK_MPI(MPI_Get(got, 1, off8, t, 0, 1, off4, win));
+		CHECK_MPI(MPI_Win_flush(t, win));
+		CHECK_MPI(MPI_Put(put, 1, off8, t, 0, 1, off4, win));
+		CHECK_MPI(MPI_Win_flush(t, win));
+		CHECK_MPI(MPI_Get(&back, 1, MPI_INT, t, 1, 1, MPI_INT, win));
+		CHECK_MPI(MPI_Win_unlock(t, win));
+		/* t's int 1: 1 * 100 + t, or with one rank the second half's
+		 * first entry, 0. */
+		CHECK(got[0] == -1 && got[1] == -1 && got[2] == (n > 1 ? 100 + t : 0));
+		CHECK(back == 7000 + rank);
+		MPI_Type_free(&off4);
+		MPI_Type_free(&off8);
+	}
 	{
 		void *b;
 		MPI_Aint *sz;

@@ -74,6 +74,11 @@ struct mbmpi_dtype {
 	MPI_Aint true_lb, true_ub;
 	int nseg;
 	struct mbmpi_seg *segs;   /* typemap of one instance, merged runs */
+	/* A vector of very many blocks (MPI_Type_vector(INT_MAX / 2, ...))
+	 * keeps one block's runs in segs: one instance is nrep copies of them,
+	 * rstride bytes apart. 0 and 1 both mean segs is the whole typemap. */
+	size_t nrep;
+	MPI_Aint rstride;
 	int base;                 /* the one predefined type all data has, else 0 */
 	size_t nelem;             /* basic elements in one instance */
 	int align;                /* strictest alignment of the basic types in it */
@@ -93,6 +98,41 @@ static inline struct mbmpi_dtype *mbmpi_dt(MPI_Datatype h)
 static inline bool mbmpi_dt_contig(const struct mbmpi_dtype *d)
 {
 	return d->flags & MBMPI_DT_CONTIG;
+}
+
+/* Copies of segs in one instance; runs in one instance's typemap, and the
+ * k-th of them. */
+static inline size_t mbmpi_dt_reps(const struct mbmpi_dtype *d)
+{
+	return d->nrep > 1 ? d->nrep : 1;
+}
+
+static inline size_t mbmpi_dt_nruns(const struct mbmpi_dtype *d)
+{
+	return (size_t)d->nseg * mbmpi_dt_reps(d);
+}
+
+static inline struct mbmpi_seg mbmpi_dt_run(const struct mbmpi_dtype *d, size_t k)
+{
+	struct mbmpi_seg g;
+
+	if (d->nrep <= 1)
+		return d->segs[k];
+	g = d->segs[k % (size_t)d->nseg];
+	g.disp += (MPI_Aint)(k / (size_t)d->nseg) * d->rstride;
+	return g;
+}
+
+/* Whether count instances are one run of bytes, starting at
+ * mbmpi_dt_start(d) from the buffer. */
+static inline bool mbmpi_dt_flat(const struct mbmpi_dtype *d, size_t count)
+{
+	return mbmpi_dt_nruns(d) <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size);
+}
+
+static inline MPI_Aint mbmpi_dt_start(const struct mbmpi_dtype *d)
+{
+	return d->nseg ? d->segs[0].disp : 0;
 }
 
 void mbmpi_dtype_init(void);

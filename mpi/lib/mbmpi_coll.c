@@ -65,16 +65,19 @@ void mbmpi_dt_copy(void *dst, const void *src, size_t count, const struct mbmpi_
 {
 	if (dst == src || !count)
 		return;
-	if (d->nseg == 1 && d->extent == (MPI_Aint)d->size) {
-		memcpy((char *)dst + d->segs[0].disp, (const char *)src + d->segs[0].disp,
+	if (mbmpi_dt_flat(d, count)) {
+		memcpy((char *)dst + mbmpi_dt_start(d), (const char *)src + mbmpi_dt_start(d),
 		       count * d->size);
 		return;
 	}
 	for (size_t i = 0; i < count; i++)
-		for (int s = 0; s < d->nseg; s++)
-			memcpy((char *)dst + (MPI_Aint)i * d->extent + d->segs[s].disp,
-			       (const char *)src + (MPI_Aint)i * d->extent + d->segs[s].disp,
-			       d->segs[s].len);
+		for (size_t r = 0; r < mbmpi_dt_reps(d); r++) {
+			MPI_Aint at = (MPI_Aint)i * d->extent + (MPI_Aint)r * d->rstride;
+
+			for (int s = 0; s < d->nseg; s++)
+				memcpy((char *)dst + at + d->segs[s].disp,
+				       (const char *)src + at + d->segs[s].disp, d->segs[s].len);
+		}
 }
 
 /* The same bytes between two layouts that may differ (the root's own
@@ -290,7 +293,7 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, int root, struct mb
 static int mbmpi_bcast(void *buf, int count, struct mbmpi_dtype *d, int root, struct mbmpi_comm *c)
 {
 	size_t nbytes = (size_t)count * d->size;
-	bool contig = d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size);
+	bool contig = mbmpi_dt_flat(d, (size_t)count);
 	int alg = mbmpi.alg_bcast, ret;
 	char *p, *tmp = NULL;
 	struct mbmpi_hier *h;
@@ -315,7 +318,7 @@ static int mbmpi_bcast(void *buf, int count, struct mbmpi_dtype *d, int root, st
 	if (alg == 1)
 		return bcast_binomial(buf, (size_t)count, d, root, c);
 	if (contig) {
-		p = (char *)buf + (d->nseg ? d->segs[0].disp : 0);
+		p = (char *)buf + mbmpi_dt_start(d);
 	} else {
 		tmp = malloc(nbytes);
 		if (!tmp)

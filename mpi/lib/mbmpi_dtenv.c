@@ -618,7 +618,7 @@ static size_t ext32_bytes(const struct mbmpi_dtype *d)
 
 		n += esz ? d->segs[s].len / esz * ext32_size(d->segs[s].basic) : d->segs[s].len;
 	}
-	return n;
+	return n * mbmpi_dt_reps(d);
 }
 
 /* One element between native (little-endian, esz bytes) and external32
@@ -655,7 +655,8 @@ static size_t ext32_convert(const unsigned char *in, unsigned char *out, size_t 
 	const unsigned char *p = in;
 	unsigned char *q = out;
 
-	for (size_t i = 0; i < count; i++)
+	/* The packed stream does not depend on where the runs were. */
+	for (size_t i = 0; i < count * mbmpi_dt_reps(d); i++)
 		for (int s = 0; s < d->nseg; s++) {
 			int b = d->segs[s].basic;
 			size_t esz = mbmpi_predef_types[b].size, xsz = ext32_size(b), u = ext32_unit(b);

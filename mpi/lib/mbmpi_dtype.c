@@ -3,6 +3,10 @@
  * instance: runs of bytes (displacement, length, element type), adjacent runs
  * of the same element type merged. Packing, unpacking and element counts walk
  * that list; sends and receives of a type that is one run skip it entirely.
+ * A vector (or contiguous type) of more runs than MBMPI_DT_REPEAT_RUNS keeps
+ * one block's runs and a repeat count instead, so MPI_Type_vector(INT_MAX / 2,
+ * ...) costs one block, not 10^9 runs; a type built from such a type is
+ * flattened, up to MBMPI_DT_MAX_RUNS runs (MPI_ERR_NO_MEM beyond).
  * Constructors copy their inputs' typemaps, so freeing an input never
  * affects a type built from it.
  */
@@ -181,9 +185,13 @@ void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void 
 	char *dst = out;
 
 	for (size_t i = 0; i < count; i++, src += d->extent)
-		for (int s = 0; s < d->nseg; s++) {
-			memcpy(dst, src + d->segs[s].disp, d->segs[s].len);
-			dst += d->segs[s].len;
+		for (size_t r = 0; r < mbmpi_dt_reps(d); r++) {
+			const char *at = src + (MPI_Aint)r * d->rstride;
+
+			for (int s = 0; s < d->nseg; s++) {
+				memcpy(dst, at + d->segs[s].disp, d->segs[s].len);
+				dst += d->segs[s].len;
+			}
 		}
 }
 
@@ -194,12 +202,16 @@ size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const
 	size_t left = bytes;
 
 	for (size_t i = 0; i < count && left; i++, dst += d->extent)
-		for (int s = 0; s < d->nseg && left; s++) {
-			size_t n = d->segs[s].len < left ? d->segs[s].len : left;
+		for (size_t r = 0; r < mbmpi_dt_reps(d) && left; r++) {
+			char *at = dst + (MPI_Aint)r * d->rstride;
 
-			memcpy(dst + d->segs[s].disp, src, n);
-			src += n;
-			left -= n;
+			for (int s = 0; s < d->nseg && left; s++) {
+				size_t n = d->segs[s].len < left ? d->segs[s].len : left;
+
+				memcpy(at + d->segs[s].disp, src, n);
+				src += n;
+				left -= n;
+			}
 		}
 	return bytes - left;
 }
@@ -216,6 +228,13 @@ size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact)
 	inst = bytes / d->size;
 	n = inst * d->nelem;
 	bytes -= inst * d->size;
+	/* Whole copies of a repeated block, then the runs of a part of one. */
+	{
+		size_t reps = mbmpi_dt_reps(d), part = bytes / (d->size / reps);
+
+		n += part * (d->nelem / reps);
+		bytes -= part * (d->size / reps);
+	}
 	for (int s = 0; s < d->nseg && bytes; s++) {
 		size_t esz = mbmpi_predef_types[d->segs[s].basic].size;
 		size_t take = d->segs[s].len < bytes ? d->segs[s].len : bytes;
@@ -230,9 +249,15 @@ size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact)
 
 /* ---- Construction ---- */
 
+/* Past this many runs a vector keeps one block and a repeat count; past
+ * MBMPI_DT_MAX_RUNS no typemap is flattened (about 1.6 GB of runs). */
+#define MBMPI_DT_REPEAT_RUNS 65536
+#define MBMPI_DT_MAX_RUNS (1 << 26)
+
 struct mbmpi_builder {
 	struct mbmpi_dtype *d;
 	int cap;
+	bool nosegs;    /* bounds and sizes only: the runs are already there */
 	bool first;     /* no data-bearing block yet */
 	bool bounds;    /* some part had explicit bounds */
 	bool has_lb, has_ub;
@@ -247,6 +272,7 @@ static int mbmpi_build_begin(struct mbmpi_builder *b)
 		return MPI_ERR_NO_MEM;
 	b->d->refs = 1;
 	b->cap = 0;
+	b->nosegs = false;
 	b->first = true;
 	b->bounds = b->has_lb = b->has_ub = false;
 	b->mlb = b->mub = 0;
@@ -267,6 +293,9 @@ static int mbmpi_build_seg(struct mbmpi_builder *b, MPI_Aint disp, size_t len, u
 	}
 	if (d->nseg == b->cap) {
 		int cap = b->cap ? b->cap * 2 : 8;
+
+		if (d->nseg >= MBMPI_DT_MAX_RUNS)
+			return MPI_ERR_NO_MEM;
 		struct mbmpi_seg *s = realloc(d->segs, sizeof(*s) * (size_t)cap);
 
 		if (!s)
@@ -347,14 +376,20 @@ static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t bloc
 	}
 	d->size += blocklen * old->size;
 	d->nelem += blocklen * old->nelem;
-	if (old->nseg == 1 && old->extent == (MPI_Aint)old->size && old->segs[0].disp == old->lb &&
-	    (MPI_Aint)old->size == old->extent)
+	if (b->nosegs)
+		return MPI_SUCCESS;
+	if (mbmpi_dt_nruns(old) == 1 && old->extent == (MPI_Aint)old->size &&
+	    old->segs[0].disp == old->lb)
 		return mbmpi_build_seg(b, disp + old->segs[0].disp, blocklen * old->size,
 				       old->segs[0].basic);
+	if (mbmpi_dt_nruns(old) > MBMPI_DT_MAX_RUNS / blocklen)
+		return MPI_ERR_NO_MEM;
 	for (size_t j = 0; j < blocklen; j++)
-		for (int s = 0; s < old->nseg; s++) {
-			ret = mbmpi_build_seg(b, disp + (MPI_Aint)j * old->extent + old->segs[s].disp,
-					      old->segs[s].len, old->segs[s].basic);
+		for (size_t k = 0; k < mbmpi_dt_nruns(old); k++) {
+			struct mbmpi_seg g = mbmpi_dt_run(old, k);
+
+			ret = mbmpi_build_seg(b, disp + (MPI_Aint)j * old->extent + g.disp, g.len,
+					      g.basic);
 			if (ret)
 				return ret;
 		}
@@ -391,7 +426,8 @@ static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 		d->flags |= MBMPI_DT_BOUNDS;
 	}
 	d->base = b->base > 0 ? b->base : 0;
-	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == d->lb))
+	if (mbmpi_dt_nruns(d) <= 1 && d->extent == (MPI_Aint)d->size &&
+	    (!d->nseg || d->segs[0].disp == d->lb))
 		d->flags |= MBMPI_DT_CONTIG;
 	return (MPI_Datatype)d;
 }
@@ -449,40 +485,82 @@ static MPI_Aint *mbmpi_disps(int count)
 	return malloc(sizeof(MPI_Aint) * (size_t)(count > 0 ? count : 1));
 }
 
-int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
+/* count blocks of blen olds, stride bytes apart, kept as the first block's
+ * runs repeated: the last block, built without runs, gives the bounds (they
+ * are extremes of the first and the last, whatever the stride's sign). */
+static int mbmpi_build_repeat(struct mbmpi_builder *b, int count, int blen, MPI_Aint stride,
+			      const struct mbmpi_dtype *old)
 {
-	MBMPI_GUARD();
-	MPI_Aint zero = 0;
+	struct mbmpi_dtype *d = b->d;
+	size_t size1, nelem1;
+	int ret = mbmpi_build_block(b, 0, (size_t)blen, old);
 
-	int ret;
-
-	if (count < 0)
-		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
-	if ((ret = mbmpi_build(1, &count, 0, &zero, NULL, old, newtype)))
+	if (ret)
 		return ret;
-	return mbmpi_dt_record(newtype, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old);
+	size1 = d->size;
+	nelem1 = d->nelem;
+	b->nosegs = true;
+	ret = mbmpi_build_block(b, (MPI_Aint)(count - 1) * stride, (size_t)blen, old);
+	b->nosegs = false;
+	d->size = size1 * (size_t)count;
+	d->nelem = nelem1 * (size_t)count;
+	d->nrep = (size_t)count;
+	d->rstride = stride;
+	return ret;
 }
-MBMPI_ALIAS(Type_contiguous)
 
 static int mbmpi_hvector(int count, int blen, MPI_Aint stride_bytes, MPI_Datatype old,
 			 MPI_Datatype *newtype)
 {
-	MPI_Aint *d;
+	struct mbmpi_builder b;
+	const struct mbmpi_dtype *o;
+	size_t block_runs;
+	int ret = MPI_SUCCESS;
+
+	if (count < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
+	if (!newtype || blen < 0)
+		return MBMPI_ERR(NULL, MPI_ERR_ARG);
+	if (mbmpi_check_old(old))
+		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
+	o = mbmpi_dt(old);
+	if (mbmpi_build_begin(&b))
+		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
+	block_runs = mbmpi_dt_contig(o) ? 1 : (size_t)blen * mbmpi_dt_nruns(o);
+	if (count > 1 && blen && o->size && o->nrep <= 1 &&
+	    (size_t)count * block_runs > MBMPI_DT_REPEAT_RUNS) {
+		/* Blocks that touch make one run, however many. */
+		if (block_runs == 1 && stride_bytes == (MPI_Aint)blen * o->extent)
+			ret = mbmpi_build_block(&b, 0, (size_t)count * (size_t)blen, o);
+		else
+			ret = mbmpi_build_repeat(&b, count, blen, stride_bytes, o);
+	} else {
+		for (int i = 0; i < count && !ret; i++)
+			ret = mbmpi_build_block(&b, (MPI_Aint)i * stride_bytes, (size_t)blen, o);
+	}
+	if (ret) {
+		mbmpi_build_abort(&b);
+		return MBMPI_ERR(NULL, ret);
+	}
+	*newtype = mbmpi_build_end(&b);
+	return MPI_SUCCESS;
+}
+
+/* The layout of a vector of count single instances, one extent apart. */
+int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MBMPI_GUARD();
 	int ret;
 
 	if (count < 0)
 		return MBMPI_ERR(NULL, MPI_ERR_COUNT);
 	if (mbmpi_check_old(old))
 		return MBMPI_ERR(NULL, MPI_ERR_TYPE);
-	d = mbmpi_disps(count);
-	if (!d)
-		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
-	for (int i = 0; i < count; i++)
-		d[i] = (MPI_Aint)i * stride_bytes;
-	ret = mbmpi_build(count, NULL, blen, d, NULL, old, newtype);
-	free(d);
-	return ret;
+	if ((ret = mbmpi_hvector(count, 1, mbmpi_dt(old)->extent, old, newtype)))
+		return ret;
+	return mbmpi_dt_record(newtype, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old);
 }
+MBMPI_ALIAS(Type_contiguous)
 
 int PMPI_Type_vector(int count, int blen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
 {
@@ -671,7 +749,7 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	d->lb = lb;
 	d->extent = extent;
 	d->flags |= MBMPI_DT_BOUNDS | MBMPI_DT_HAS_LB | MBMPI_DT_HAS_UB;
-	if (d->nseg <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == lb))
+	if (mbmpi_dt_nruns(d) <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == lb))
 		d->flags |= MBMPI_DT_CONTIG;
 	else
 		d->flags &= ~MBMPI_DT_CONTIG;

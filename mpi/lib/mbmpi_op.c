@@ -268,7 +268,7 @@ void mbmpi_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Da
 				 o->predef == OP_MAXLOC);
 		return;
 	}
-	if (d->nseg == 1 && d->extent == (MPI_Aint)d->size && !mbmpi_is_pair(d->base)) {
+	if (mbmpi_dt_nruns(d) == 1 && d->extent == (MPI_Aint)d->size && !mbmpi_is_pair(d->base)) {
 		size_t esz = mbmpi_predef_types[d->base].size;
 		mbmpi_op_packed(o->predef, d->base, (const char *)in + d->segs[0].disp,
 				(char *)inout + d->segs[0].disp, bytes / esz);

@@ -6,6 +6,8 @@
  * Requests and fabric operations come from free lists.
  */
 #include "mbmpi.h"
+
+#include <limits.h>
 #include "mbu_pool.h"
 
 #include <stdio.h>
@@ -262,8 +264,8 @@ static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 	}
 	if (r->tmp_is_bsend)
 		return MPI_SUCCESS; /* already packed into the attached buffer */
-	if (d->nseg <= 1 && (r->count <= 1 || d->extent == (MPI_Aint)d->size)) {
-		r->cbuf = (char *)r->buf + (d->nseg ? d->segs[0].disp : 0);
+	if (mbmpi_dt_flat(d, r->count)) {
+		r->cbuf = (char *)r->buf + mbmpi_dt_start(d);
 		return MPI_SUCCESS;
 	}
 	r->tmp = malloc(bytes ? bytes : 1);
@@ -962,11 +964,11 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 	if (mode != MBMPI_SYNC && dest != MPI_PROC_NULL && mbmpi.eng->inject) {
 		struct mbmpi_dtype *d = mbmpi_dt(dt);
 
-		if (d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size)) {
+		if (mbmpi_dt_flat(d, count)) {
 			size_t len = (size_t)count * d->size;
 
 			ret = mbmpi.eng->inject(c, dest, tag,
-						(const char *)buf + (d->nseg ? d->segs[0].disp : 0), len);
+						(const char *)buf + mbmpi_dt_start(d), len);
 			if (ret > 0)
 				return MBMPI_ERR(c, ret);
 			if (ret == 0) {
@@ -1392,7 +1394,7 @@ int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 	d = mbmpi_dt(dt);
 	if (!d->size)
 		*count = st->mbmpi_bytes ? MPI_UNDEFINED : 0;
-	else if (st->mbmpi_bytes % d->size)
+	else if (st->mbmpi_bytes % d->size || st->mbmpi_bytes / d->size > INT_MAX)
 		*count = MPI_UNDEFINED;
 	else
 		*count = (int)(st->mbmpi_bytes / d->size);
@@ -1422,8 +1424,9 @@ int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 	MPI_Count n;
 	int ret = PMPI_Get_elements_x(st, dt, &n);
 
+	/* Too many for an int: MPI_UNDEFINED (MPI-3.1 4.1.11). */
 	if (!ret)
-		*count = (int)n;
+		*count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
 	return ret;
 }
 MBMPI_ALIAS(Get_elements)
@@ -1447,6 +1450,13 @@ int mbmpi_status_set_elements(MPI_Status *st, MPI_Datatype dt, MPI_Count count)
 	whole = (size_t)count / d->nelem;
 	rest = (size_t)count % d->nelem;
 	bytes = whole * d->size;
+	/* Whole copies of a repeated block first. */
+	{
+		size_t reps = mbmpi_dt_reps(d), per = d->nelem / reps;
+
+		bytes += rest / per * (d->size / reps);
+		rest %= per;
+	}
 	for (int s = 0; s < d->nseg && rest; s++) {
 		size_t esz = mbmpi_predef_types[d->segs[s].basic].size;
 		size_t n = esz ? d->segs[s].len / esz : 0;

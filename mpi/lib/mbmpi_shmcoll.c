@@ -254,14 +254,14 @@ static int shm_call(struct mbmpi_comm *c, size_t need, struct mbmpi_shmc **out)
 
 static inline bool contig(const struct mbmpi_dtype *d, size_t count)
 {
-	return d->nseg <= 1 && (count <= 1 || d->extent == (MPI_Aint)d->size);
+	return mbmpi_dt_flat(d, count);
 }
 
 /* Packed bytes in and out of a region; contiguous data is one memcpy. */
 static inline void put(char *to, const void *buf, size_t count, const struct mbmpi_dtype *d)
 {
 	if (contig(d, count))
-		memcpy(to, (const char *)buf + (d->nseg ? d->segs[0].disp : 0), count * d->size);
+		memcpy(to, (const char *)buf + mbmpi_dt_start(d), count * d->size);
 	else
 		mbmpi_pack(buf, count, d, to);
 }
@@ -269,7 +269,7 @@ static inline void put(char *to, const void *buf, size_t count, const struct mbm
 static inline void get(void *buf, size_t count, const struct mbmpi_dtype *d, const char *from)
 {
 	if (contig(d, count))
-		memcpy((char *)buf + (d->nseg ? d->segs[0].disp : 0), from, count * d->size);
+		memcpy((char *)buf + mbmpi_dt_start(d), from, count * d->size);
 	else
 		mbmpi_unpack(from, count * d->size, buf, count, d);
 }

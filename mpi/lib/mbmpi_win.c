@@ -158,25 +158,20 @@ static void win_req_posted(struct mbmpi_req *r, int err)
 
 /* ---- Datatype walking ---- */
 
-/* Runs of one side's bytes, in typemap order. */
+/* Runs of one side's bytes, in typemap order; s counts the runs of one
+ * instance (a repeated block's copies included). */
 struct walk {
 	const struct mbmpi_dtype *d;
 	size_t count, i;
-	int s;
+	size_t s, nruns;
 	size_t off;
 };
 
 static void walk_init(struct walk *k, const struct mbmpi_dtype *d, size_t count)
 {
-	*k = (struct walk){ .d = d, .count = count };
-	while (k->i < k->count && (!d->nseg || !d->segs[k->s].len)) {
-		if (!d->nseg || ++k->s == d->nseg) {
-			k->s = 0;
-			k->i++;
-			if (!d->nseg)
-				k->i = k->count;
-		}
-	}
+	*k = (struct walk){ .d = d, .count = count, .nruns = mbmpi_dt_nruns(d) };
+	if (!k->nruns)
+		k->i = k->count;
 }
 
 static void walk_skip(struct walk *k, size_t n);
@@ -187,24 +182,25 @@ static void walk_skip(struct walk *k, size_t n);
 static size_t walk_run(const struct walk *k, MPI_Aint *disp)
 {
 	const struct mbmpi_dtype *d = k->d;
+	struct mbmpi_seg g;
 	struct walk t;
 	size_t len;
 
 	if (k->i >= k->count)
 		return 0;
-	*disp = (MPI_Aint)k->i * d->extent + d->segs[k->s].disp + (MPI_Aint)k->off;
-	if (d->nseg == 1 && d->extent == (MPI_Aint)d->segs[0].len)
-		return (k->count - k->i) * d->segs[0].len - k->off;
-	len = d->segs[k->s].len - k->off;
+	g = mbmpi_dt_run(d, k->s);
+	*disp = (MPI_Aint)k->i * d->extent + g.disp + (MPI_Aint)k->off;
+	if (k->nruns == 1 && d->extent == (MPI_Aint)g.len)
+		return (k->count - k->i) * g.len - k->off;
+	len = g.len - k->off;
 	t = *k;
 	walk_skip(&t, len);
 	while (t.i < t.count && len < ((size_t)1 << 30)) {
-		const struct mbmpi_seg *g = &d->segs[t.s];
-
-		if ((MPI_Aint)t.i * d->extent + g->disp != *disp + (MPI_Aint)len)
+		g = mbmpi_dt_run(d, t.s);
+		if ((MPI_Aint)t.i * d->extent + g.disp != *disp + (MPI_Aint)len)
 			break;
-		len += g->len;
-		walk_skip(&t, g->len);
+		len += g.len;
+		walk_skip(&t, g.len);
 	}
 	return len;
 }
@@ -214,7 +210,7 @@ static void walk_skip(struct walk *k, size_t n)
 	const struct mbmpi_dtype *d = k->d;
 
 	/* Whole instances at once where the type is one segment. */
-	if (d->nseg == 1 && d->segs[0].len && k->i < k->count) {
+	if (k->nruns == 1 && k->i < k->count) {
 		size_t at = k->off + n;
 
 		k->i += at / d->segs[0].len;
@@ -224,9 +220,9 @@ static void walk_skip(struct walk *k, size_t n)
 		return;
 	}
 	k->off += n;
-	while (k->i < k->count && k->off >= d->segs[k->s].len) {
-		k->off -= d->segs[k->s].len;
-		if (++k->s == d->nseg) {
+	while (k->i < k->count && k->off >= mbmpi_dt_run(d, k->s).len) {
+		k->off -= mbmpi_dt_run(d, k->s).len;
+		if (++k->s == k->nruns) {
 			k->s = 0;
 			k->i++;
 		}

@@ -7,10 +7,14 @@
  * Then what a type remembers (envelopes and contents), subarrays and
  * darrays against the indices they must select, MPI-1's bound markers and
  * names, external32 packing, and the Fortran and C++ names of C's types.
+ * Last, vectors too long to list run by run (kept as one block repeated),
+ * against the same layouts written as indexed types, and the sizes of a type
+ * of over 2 GiB.
  */
 #include "mt.h"
 
 #include <complex.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <wchar.h>
@@ -645,6 +649,195 @@ static void other_names(void)
 	}
 }
 
+/* Packs count of a and of b from the same bytes (b's data base bytes into
+ * the buffer) and checks the streams are equal; then sends with a and
+ * receives with b, and checks b's bytes are the sender's. */
+static void same_bytes(MPI_Datatype a, MPI_Datatype b, int count, size_t span, size_t base,
+		       const char *what)
+{
+	unsigned char *buf = malloc(span), *pa, *pb, *got;
+	int sa, sb, pos, bad = 0;
+
+	for (size_t i = 0; i < span; i++)
+		buf[i] = (unsigned char)(i * 13 + 5);
+	MPI_Pack_size(count, a, MPI_COMM_WORLD, &sa);
+	MPI_Pack_size(count, b, MPI_COMM_WORLD, &sb);
+	CHECK(sa == sb);
+	pa = malloc((size_t)sa);
+	pb = malloc((size_t)sb);
+	got = malloc(span);
+	pos = 0;
+	CHECK_MPI(MPI_Pack(buf + base, count, a, pa, sa, &pos, MPI_COMM_WORLD));
+	CHECK(pos == sa);
+	pos = 0;
+	CHECK_MPI(MPI_Pack(buf + base, count, b, pb, sb, &pos, MPI_COMM_WORLD));
+	CHECK(sa == sb && !memcmp(pa, pb, (size_t)sa));
+	/* Through the library's send path, to this rank. */
+	memset(got, 0xee, span);
+	CHECK_MPI(MPI_Sendrecv(buf + base, count, a, rank, 7, got + base, count, b, rank, 7,
+			       MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	pos = 0;
+	CHECK_MPI(MPI_Pack(got + base, count, b, pb, sb, &pos, MPI_COMM_WORLD));
+	CHECK(!memcmp(pa, pb, (size_t)sa));
+	/* And unpacking with a writes what b's unpack writes, nothing else. */
+	memset(got, 0xee, span);
+	memset(buf, 0xee, span);
+	pos = 0;
+	CHECK_MPI(MPI_Unpack(pa, sa, &pos, got + base, count, a, MPI_COMM_WORLD));
+	pos = 0;
+	CHECK_MPI(MPI_Unpack(pa, sa, &pos, buf + base, count, b, MPI_COMM_WORLD));
+	for (size_t i = 0; i < span; i++)
+		bad += got[i] != buf[i];
+	if (bad)
+		fprintf(stderr, "rank %d: %s: %d bytes differ\n", rank, what, bad);
+	CHECK(bad == 0);
+	free(buf);
+	free(pa);
+	free(pb);
+	free(got);
+}
+
+/* Vectors of more runs than the library lists one by one keep one block and
+ * a repeat count; each is checked against the same layout written as an
+ * indexed type, which is listed. Then the sizes and extents of a vector of
+ * INT_MAX / 2 blocks, over 2 GiB of data, which no list could hold. */
+static void repeated(void)
+{
+	enum { N = 70000 };
+	int *d = malloc(sizeof(int) * 2 * N);
+	MPI_Aint *ad = malloc(sizeof(MPI_Aint) * N);
+	MPI_Datatype v, ix, gap, c, cix, neg, negix, st, stx;
+
+	for (int i = 0; i < N; i++)
+		d[i] = 3 * i;
+	MPI_Type_vector(N, 2, 3, MPI_INT, &v);
+	MPI_Type_create_indexed_block(N, 2, d, MPI_INT, &ix);
+	MPI_Type_commit(&v);
+	MPI_Type_commit(&ix);
+	same_bytes(v, ix, 1, sizeof(int) * 3 * N, 0, "vector");
+	same_bytes(v, ix, 2, sizeof(int) * 6 * N, 0, "2 vectors");
+	roundtrip(v, 2, "repeated vector");
+	{
+		MPI_Aint lb, ext, tlb, text;
+		int sz;
+
+		MPI_Type_get_extent(v, &lb, &ext);
+		MPI_Type_get_true_extent(v, &tlb, &text);
+		MPI_Type_size(v, &sz);
+		CHECK(lb == 0 && ext == (MPI_Aint)sizeof(int) * (3 * N - 1));
+		CHECK(tlb == 0 && text == ext && sz == (int)sizeof(int) * 2 * N);
+	}
+	/* A partial message: its elements and bytes. */
+	{
+		int *src = calloc(2 * N, sizeof(int)), *dst = calloc(3 * N, sizeof(int)), n = -1;
+		MPI_Status st1;
+
+		for (int i = 0; i < 2 * N; i++)
+			src[i] = i + 1;
+		CHECK_MPI(MPI_Sendrecv(src, 2 * N - 3, MPI_INT, rank, 8, dst, 1, v, rank, 8,
+				       MPI_COMM_WORLD, &st1));
+		MPI_Get_elements(&st1, v, &n);
+		CHECK(n == 2 * N - 3);
+		MPI_Get_count(&st1, v, &n);
+		CHECK(n == MPI_UNDEFINED);
+		CHECK(dst[3 * (N - 2)] == 2 * N - 3 && dst[3 * (N - 2) + 1] == 0 &&
+		      dst[3 * (N - 1)] == 0 && dst[2] == 0 && dst[3] == 3);
+		MPI_Status_set_elements(&st1, v, 2 * N + 2 * N - 1);
+		MPI_Get_elements(&st1, v, &n);
+		CHECK(n == 4 * N - 1);
+		free(src);
+		free(dst);
+	}
+	/* contiguous of a type with a gap: two runs a block. */
+	MPI_Type_vector(2, 1, 2, MPI_INT, &gap);
+	MPI_Type_contiguous(N, gap, &c);
+	for (int i = 0; i < N; i++) {
+		d[2 * i] = 3 * i;
+		d[2 * i + 1] = 3 * i + 2;
+	}
+	MPI_Type_create_indexed_block(2 * N, 1, d, MPI_INT, &cix);
+	MPI_Type_commit(&c);
+	MPI_Type_commit(&cix);
+	same_bytes(c, cix, 1, sizeof(int) * 3 * N, 0, "contiguous");
+	/* A negative stride: blocks below the first. */
+	MPI_Type_create_hvector(N, 1, -8, MPI_INT, &neg);
+	for (int i = 0; i < N; i++)
+		ad[i] = -8 * (MPI_Aint)i;
+	MPI_Type_create_hindexed_block(N, 1, ad, MPI_INT, &negix);
+	MPI_Type_commit(&neg);
+	MPI_Type_commit(&negix);
+	{
+		MPI_Aint lb, ext;
+
+		MPI_Type_get_extent(neg, &lb, &ext);
+		CHECK(lb == -8 * (MPI_Aint)(N - 1) && ext == 8 * (MPI_Aint)(N - 1) + 4);
+	}
+	same_bytes(neg, negix, 1, 8 * (size_t)N, 8 * (size_t)(N - 1), "negative stride");
+	/* A struct holding one: listed in full (2N + 1 runs). */
+	{
+		int bl[2] = { 1, 1 };
+		MPI_Aint at[2] = { 0, sizeof(int) * 3 * N };
+		MPI_Datatype ty[2] = { v, MPI_INT }, tyx[2] = { ix, MPI_INT };
+
+		MPI_Type_create_struct(2, bl, at, ty, &st);
+		MPI_Type_create_struct(2, bl, at, tyx, &stx);
+		MPI_Type_commit(&st);
+		MPI_Type_commit(&stx);
+		same_bytes(st, stx, 1, sizeof(int) * (3 * N + 1), 0, "struct of a vector");
+	}
+	MPI_Type_free(&v);
+	MPI_Type_free(&ix);
+	MPI_Type_free(&gap);
+	MPI_Type_free(&c);
+	MPI_Type_free(&cix);
+	MPI_Type_free(&neg);
+	MPI_Type_free(&negix);
+	MPI_Type_free(&st);
+	MPI_Type_free(&stx);
+	free(d);
+	free(ad);
+
+	/* Over 2 GiB in one instance: sizes and extents by count functions. */
+	{
+		MPI_Datatype four, big, rsz;
+		MPI_Count sx, lbx, extx, nx;
+		MPI_Aint lb, ext;
+		MPI_Status stb;
+		int sz, n;
+		const MPI_Count blocks = INT_MAX / 2;
+		const MPI_Count span = 3 * 16 * (blocks - 1) + 16;
+
+		MPI_Type_contiguous(4, MPI_INT, &four);
+		CHECK_MPI(MPI_Type_vector(INT_MAX / 2, 1, 3, four, &big));
+		CHECK_MPI(MPI_Type_commit(&big));
+		CHECK_MPI(MPI_Type_create_resized(big, 1000, -64, &rsz));
+		MPI_Type_commit(&rsz);
+		MPI_Type_size(big, &sz);
+		CHECK(sz == MPI_UNDEFINED);
+		MPI_Type_size_x(big, &sx);
+		CHECK(sx == 16 * blocks);
+		MPI_Type_size_x(rsz, &sx);
+		CHECK(sx == 16 * blocks);
+		MPI_Type_get_extent(big, &lb, &ext);
+		CHECK(lb == 0 && ext == span);
+		MPI_Type_get_extent_x(rsz, &lbx, &extx);
+		CHECK(lbx == 1000 && extx == -64);
+		MPI_Type_get_true_extent_x(rsz, &lbx, &extx);
+		CHECK(lbx == 0 && extx == span);
+		/* The standard's count is of basic elements: one instance's. */
+		MPI_Status_set_elements_x(&stb, big, 4 * blocks);
+		MPI_Get_elements_x(&stb, big, &nx);
+		CHECK(nx == 4 * blocks);
+		MPI_Get_elements(&stb, big, &n);
+		CHECK(n == MPI_UNDEFINED);
+		MPI_Get_count(&stb, big, &n);
+		CHECK(n == 1);
+		MPI_Type_free(&rsz);
+		MPI_Type_free(&big);
+		MPI_Type_free(&four);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -661,5 +854,6 @@ int main(int argc, char **argv)
 	legacy();
 	external32();
 	other_names();
+	repeated();
 	return mt_finish("t_dtype");
 }

@@ -566,6 +566,45 @@ static void errors(void)
 	}
 }
 
+/* A target type of more runs than the library lists one by one (a vector
+ * kept as one block and a repeat count): every other int of the next
+ * rank's window, put from and gotten into contiguous buffers. */
+static void repeated_type(void)
+{
+	enum { N = 66000 };
+	int *base, *src = malloc(sizeof(int) * N), *got = malloc(sizeof(int) * N), ok = 1;
+	int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+	MPI_Datatype every2;
+	MPI_Win win;
+
+	CHECK_MPI(MPI_Win_allocate(sizeof(int) * 2 * N, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+				   &base, &win));
+	for (int i = 0; i < 2 * N; i++)
+		base[i] = -1;
+	for (int i = 0; i < N; i++) {
+		src[i] = rank * 1000000 + i;
+		got[i] = -1;
+	}
+	MPI_Type_vector(N, 1, 2, MPI_INT, &every2);
+	MPI_Type_commit(&every2);
+	CHECK_MPI(MPI_Win_fence(0, win));
+	CHECK_MPI(MPI_Put(src, N, MPI_INT, t, 0, 1, every2, win));
+	CHECK_MPI(MPI_Win_fence(0, win));
+	for (int i = 0; i < N; i++)
+		ok &= base[2 * i] == from * 1000000 + i && base[2 * i + 1] == -1;
+	CHECK(ok);
+	CHECK_MPI(MPI_Get(got, N, MPI_INT, t, 0, 1, every2, win));
+	CHECK_MPI(MPI_Win_fence(0, win));
+	ok = 1;
+	for (int i = 0; i < N; i++)
+		ok &= got[i] == rank * 1000000 + i;
+	CHECK(ok);
+	MPI_Type_free(&every2);
+	CHECK_MPI(MPI_Win_free(&win));
+	free(src);
+	free(got);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -573,6 +612,7 @@ int main(int argc, char **argv)
 	rank = mt_rank;
 	fences();
 	datatypes();
+	repeated_type();
 	atomics();
 	pair_accumulates();
 	dynamic();

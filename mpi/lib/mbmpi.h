@@ -628,6 +628,13 @@ int mbmpi_comm_idup(struct mbmpi_comm *c, MPI_Info info, MPI_Comm *newcomm, MPI_
  * over the members of a stand-in communicator, on tags from `tag`; and
  * given back when a communicator goes (or was not made after all). */
 extern struct mbu_ids mbmpi_ctx_ids;
+/* A context slot is 4 values: a communicator's ctx (point to point) and
+ * ctx + 1 (collectives), and ctx + 2 and + 3 for a second communicator
+ * derived from it: an intercommunicator's local half, or an intracommunicator's
+ * node communicators (hier_get). Slot 0 holds MPI_COMM_WORLD (0) and
+ * MPI_COMM_SELF (2); slot 1 is reserved for world's node communicators. Only
+ * a slot's first value returns it to the pool (mbmpi_ctx_put). */
+#define MBMPI_CTX_WORLD_NODE 6
 int mbmpi_ctx_get(struct mbmpi_comm *c, uint32_t *ctx);
 int mbmpi_ctx_get_group(struct mbmpi_comm *tmp, int tag, uint32_t *ctx);
 void mbmpi_ctx_put(uint32_t ctx);

@@ -104,7 +104,7 @@ int mbmpi_comm_init(void)
 		return MPI_ERR_NO_MEM;
 	mbmpi_comm_self.addr[0] = waddr[mbmpi.world_rank];
 	strcpy(mbmpi_comm_self.name, "MPI_COMM_SELF");
-	mbu_ids_init(&mbmpi_ctx_ids, 1);	/* world and self */
+	mbu_ids_init(&mbmpi_ctx_ids, 2);	/* world and self; world's node communicators */
 	mbmpi_ops_init();
 	mbmpi_attr_universe = mbmpi.world_size;
 	return MPI_SUCCESS;

@@ -396,6 +396,17 @@ static int mbmpi_build_block(struct mbmpi_builder *b, MPI_Aint disp, size_t bloc
 	return MPI_SUCCESS;
 }
 
+/* CONTIG: an instance is one run that starts at lb and fills the extent,
+ * so count instances are count * size bytes from lb. */
+static void mbmpi_set_contig(struct mbmpi_dtype *d)
+{
+	if (mbmpi_dt_nruns(d) <= 1 && d->extent == (MPI_Aint)d->size &&
+	    (!d->nseg || d->segs[0].disp == d->lb))
+		d->flags |= MBMPI_DT_CONTIG;
+	else
+		d->flags &= ~MBMPI_DT_CONTIG;
+}
+
 static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 {
 	struct mbmpi_dtype *d = b->d;
@@ -426,9 +437,7 @@ static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 		d->flags |= MBMPI_DT_BOUNDS;
 	}
 	d->base = b->base > 0 ? b->base : 0;
-	if (mbmpi_dt_nruns(d) <= 1 && d->extent == (MPI_Aint)d->size &&
-	    (!d->nseg || d->segs[0].disp == d->lb))
-		d->flags |= MBMPI_DT_CONTIG;
+	mbmpi_set_contig(d);
 	return (MPI_Datatype)d;
 }
 
@@ -749,10 +758,7 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	d->lb = lb;
 	d->extent = extent;
 	d->flags |= MBMPI_DT_BOUNDS | MBMPI_DT_HAS_LB | MBMPI_DT_HAS_UB;
-	if (mbmpi_dt_nruns(d) <= 1 && d->extent == (MPI_Aint)d->size && (!d->nseg || d->segs[0].disp == lb))
-		d->flags |= MBMPI_DT_CONTIG;
-	else
-		d->flags &= ~MBMPI_DT_CONTIG;
+	mbmpi_set_contig(d);
 	{
 		MPI_Aint a[2] = {lb, extent};
 

@@ -220,8 +220,12 @@ static void walk_skip(struct walk *k, size_t n)
 		return;
 	}
 	k->off += n;
-	while (k->i < k->count && k->off >= mbmpi_dt_run(d, k->s).len) {
-		k->off -= mbmpi_dt_run(d, k->s).len;
+	while (k->i < k->count) {
+		size_t len = mbmpi_dt_run(d, k->s).len;
+
+		if (k->off < len)
+			break;
+		k->off -= len;
 		if (++k->s == k->nruns) {
 			k->s = 0;
 			k->i++;
@@ -501,6 +505,23 @@ static bool direct_ok(const struct mbmpi_win *w, const struct xfer *x)
 	return fab_type(x->td, &es) >= 0 && es <= 8 && (es & (es - 1)) == 0;
 }
 
+/* One run of a direct transfer: n bytes at t in the target, src in the
+ * origin, res in the result buffer (either may be NULL); for atomics n is a
+ * multiple of the element size es. */
+static inline void direct_piece(const struct xfer *x, char *t, const char *src, char *res, size_t n,
+				size_t es, MPI_Datatype bt, bool iadd)
+{
+	if (x->kind == MBMPI_RMA_PUT) {
+		memcpy(t, src, n);
+	} else if (x->kind == MBMPI_RMA_GET) {
+		memcpy(res, t, n);
+	} else {
+		for (size_t k = 0; k < n; k += es)
+			direct_elem(t + k, src ? src + k : NULL, res ? res + k : NULL, x->cmp, es,
+				    x->op, bt, x->kind, iadd);
+	}
+}
+
 static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 {
 	char *tbase;
@@ -525,27 +546,18 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 		return MPI_SUCCESS;
 	tbase = w->direct[x->t] + x->disp * w->peer[x->t].disp_unit;
 	/* Contiguous on every side, the common case of a latency-bound call:
-	 * one copy or one pass over the elements, without the walkers'
-	 * bookkeeping (about half the instructions of a put and its flush).
-	 * win_check_xfer made the sizes equal. */
+	 * one piece, without the walkers' bookkeeping (about half the
+	 * instructions of a put and its flush). win_check_xfer made the sizes
+	 * equal. */
 	if (mbmpi_dt_contig(x->td) && (!x->od || mbmpi_dt_contig(x->od)) &&
 	    (!x->rd || mbmpi_dt_contig(x->rd))) {
 		size_t n = x->tcount * x->td->size;
-		char *tp = tbase + x->td->segs[0].disp;
-		char *src = x->od ? (char *)x->obuf + x->od->segs[0].disp : NULL;
-		char *res = x->rd ? (char *)x->rbuf + x->rd->segs[0].disp : NULL;
 
-		if (x->kind == MBMPI_RMA_PUT) {
-			memcpy(tp, src, n);
-		} else if (x->kind == MBMPI_RMA_GET) {
-			memcpy(res, tp, n);
-		} else {
-			if (n % es)
-				return MPI_ERR_TYPE;
-			for (size_t k = 0; k < n; k += es)
-				direct_elem(tp + k, src ? src + k : NULL, res ? res + k : NULL, x->cmp, es,
-					    x->op, bt, x->kind, iadd);
-		}
+		if (n % es)
+			return MPI_ERR_TYPE;
+		direct_piece(x, tbase + x->td->segs[0].disp,
+			     x->od ? (char *)x->obuf + x->od->segs[0].disp : NULL,
+			     x->rd ? (char *)x->rbuf + x->rd->segs[0].disp : NULL, n, es, bt, iadd);
 		goto done;
 	}
 	if (x->od)
@@ -563,20 +575,11 @@ static int win_direct(struct mbmpi_win *w, const struct xfer *x)
 			n = m;
 		if (x->rd && (m = walk_run(&rw, &rd)) < n)
 			n = m;
-		if (x->kind == MBMPI_RMA_PUT) {
-			memcpy(tbase + td, (char *)x->obuf + od, n);
-		} else if (x->kind == MBMPI_RMA_GET) {
-			memcpy((char *)x->rbuf + rd, tbase + td, n);
-		} else {
-			n -= n % es;
-			if (!n)
-				return MPI_ERR_TYPE;
-			for (size_t k = 0; k < n; k += es)
-				direct_elem(tbase + td + (MPI_Aint)k,
-					    x->od ? (char *)x->obuf + od + (MPI_Aint)k : NULL,
-					    x->rd ? (char *)x->rbuf + rd + (MPI_Aint)k : NULL,
-					    x->cmp, es, x->op, bt, x->kind, iadd);
-		}
+		n -= n % es;
+		if (!n)
+			return MPI_ERR_TYPE;
+		direct_piece(x, tbase + td, x->od ? (char *)x->obuf + od : NULL,
+			     x->rd ? (char *)x->rbuf + rd : NULL, n, es, bt, iadd);
 		if (x->od)
 			walk_skip(&ow, n);
 		if (x->rd)

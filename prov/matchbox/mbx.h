@@ -572,6 +572,12 @@ struct mbx_ctrl {
 	uint64_t id, size, data, tag;
 };
 
+/* Transmit entries only a target's answers (read data) may take. Without
+ * them, endpoints that all read from one another can each fill their pool
+ * with their own reads, and none can answer: a cycle of ranks reading
+ * from the next one across hosts stalled that way for good. */
+#define MBX_TX_REPLY_RESERVE 64
+
 struct mbx_ep {
 	struct fid_ep ep;
 	struct mbx_domain *dom;
@@ -619,7 +625,7 @@ struct mbx_ep {
 	/* resources */
 	struct mbx_tx *txs;
 	uint32_t *tx_free;
-	size_t tx_nfree, tx_cap;
+	size_t tx_nfree, tx_cap;	/* tx_cap: tx_size, then MBX_TX_REPLY_RESERVE */
 	struct mbu_pool rx_pool, ux_pool, ctrl_pool, bounce_pool;
 	struct mbu_pool ux_buf[MBX_UX_CLASSES];
 	size_t ux_bytes;

@@ -536,7 +536,7 @@ static ssize_t tx_size_left(struct fid_ep *fep)
 {
 	struct mbx_ep *ep = mbu_container_of(fep, struct mbx_ep, ep);
 
-	return (ssize_t)ep->tx_nfree;
+	return ep->tx_nfree > MBX_TX_REPLY_RESERVE ? (ssize_t)(ep->tx_nfree - MBX_TX_REPLY_RESERVE) : 0;
 }
 
 static struct fi_ops_ep ep_ops = {
@@ -755,7 +755,7 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		      mbx_param.tx_size);
 	for (i = 0; i < MBX_UX_CLASSES; i++)
 		mbu_pool_init(&ep->ux_buf[i], (size_t)256 << (2 * i), i < 3 ? 64 : 4, 0);
-	ep->tx_cap = mbx_param.tx_size;
+	ep->tx_cap = mbx_param.tx_size + MBX_TX_REPLY_RESERVE;
 	ep->txs = calloc(ep->tx_cap, sizeof(*ep->txs));
 	ep->tx_free = calloc(ep->tx_cap, sizeof(*ep->tx_free));
 	if (!ep->txs || !ep->tx_free) {

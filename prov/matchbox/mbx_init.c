@@ -36,7 +36,11 @@ struct mbx_params mbx_param = {
 	.net_frame = 65536,
 	.net_eager = 65536,
 	.net_rto_ms = 20,
-	.net_tries = 10,
+	/* About 10 minutes (timeouts double up to 1 s): a rank that computes
+	 * or writes a checkpoint without calling the library acknowledges
+	 * nothing, and its peers must not take it for a dead one (at 10
+	 * attempts, 5 s, a 10-second compute phase failed the job). */
+	.net_tries = 600,
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
@@ -116,7 +120,7 @@ static void net_params(void)
 			"With FI_PROGRESS_AUTO, microseconds the progress thread waits between polls when it cannot sleep on a doorbell (several endpoints, or net peers) (default: %zu)",
 			mbx_param.auto_nap_us);
 	fi_param_define(&mbx_prov, "net_tries", FI_PARAM_SIZE_T,
-			"Attempts before a silent peer is declared lost (default: %zu)",
+			"Attempts before a silent peer is declared lost; timeouts double up to 1 s, so the default is about 10 minutes (default: %zu)",
 			mbx_param.net_tries);
 	if (fi_param_get_bool(&mbx_prov, "net", &v) == FI_SUCCESS)
 		mbx_param.net = v != 0;
@@ -146,7 +150,7 @@ static void net_params(void)
 	get_size("net_frame", &mbx_param.net_frame, 1024, 1 << 20);
 	get_size("net_eager", &mbx_param.net_eager, 256, 1 << 20);
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
-	get_size("net_tries", &mbx_param.net_tries, 1, 64);
+	get_size("net_tries", &mbx_param.net_tries, 1, 1000000);
 	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 4096, (size_t)1 << 30);
 	get_size("net_rma_core_max", &mbx_param.net_rma_core_max, 0, (size_t)1 << 40);
 	get_size("mr_cache_max_count", &mbx_param.mr_cache_max_count, 0, (size_t)1 << 24);

@@ -2277,11 +2277,21 @@ static void ckeys_forget(struct mbx_net *n, struct mbx_npeer *np)
 
 /* ---- timers ---- */
 
+/* Time since stamp `t`; none for a stamp taken after `now`, as the peer
+ * work inside one tick does (a wrapped difference would read as ages). */
+static inline uint64_t since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
 static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why)
 {
 	struct mbu_frame *f;
 
-	MBX_WARN(FI_LOG_EP_DATA, "%s %s; its operations fail\n", np->p->name, why);
+	MBX_WARN(FI_LOG_EP_DATA,
+		 "%s %s (%u datagrams unacknowledged, last heard from %.1f s ago); its operations fail\n",
+		 np->p->name, why, mbu_rel_tx_inflight(&np->rtx),
+		 (double)since(mbu_now_ns(), np->last_rx_ns) / 1e9);
 	np->failed = true;
 	while (mbu_ring_peek(&np->cons, &f) == MBU_RING_FRAME)
 		mbu_ring_consume(&np->cons, f);
@@ -2333,12 +2343,6 @@ static void ring_trim(struct mbx_npeer *np)
 	np->trimmed = end;
 }
 
-/* Time since stamp `t`; none for a stamp taken after `now`, as the peer
- * work inside one tick does (a wrapped difference would read as ages). */
-static inline uint64_t since(uint64_t now, uint64_t t)
-{
-	return now > t ? now - t : 0;
-}
 
 static void tick(struct mbx_ep *ep, uint64_t now)
 {

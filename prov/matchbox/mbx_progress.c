@@ -272,11 +272,12 @@ fail:
 
 /* ---- transmit side ---- */
 
-static struct mbx_tx *tx_alloc(struct mbx_ep *ep)
+/* `reply`: for a target's answer, which may use the reserve. */
+static struct mbx_tx *tx_alloc(struct mbx_ep *ep, bool reply)
 {
 	struct mbx_tx *tx;
 
-	if (!ep->tx_nfree)
+	if (ep->tx_nfree <= (reply ? 0 : MBX_TX_REPLY_RESERVE))
 		return NULL;
 	tx = &ep->txs[ep->tx_free[--ep->tx_nfree]];
 	tx->gen++;
@@ -705,7 +706,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 		}
 		ep->stats.backpressure++;
 	}
-	tx = tx_alloc(ep);
+	tx = tx_alloc(ep, false);
 	if (!tx)
 		return -FI_EAGAIN;
 	tx->peer = p;
@@ -772,7 +773,7 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 		if (ret)
 			return ret;
 	}
-	tx = tx_alloc(ep);
+	tx = tx_alloc(ep, false);
 	if (!tx)
 		return -FI_EAGAIN;
 	tx->peer = p;
@@ -1610,7 +1611,7 @@ static int handle_read(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_w
 
 	if (mbx_peer_connect(ep, p))
 		return 1;	/* the reader is gone */
-	tx = tx_alloc(ep);
+	tx = tx_alloc(ep, true);
 	if (!tx)
 		return 0;
 	tx->peer = p;

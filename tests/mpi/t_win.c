@@ -576,21 +576,6 @@ static void repeated_type(void)
 	int t = (rank + 1) % size, from = (rank - 1 + size) % size;
 	MPI_Datatype every2;
 	MPI_Win win;
-	MPI_Comm node;
-	int on_node;
-
-	/* On one node only: between hosts, 66000 single-int operations in one
-	 * burst over matchbox make the host engine fail them with "No route to
-	 * host" in most runs (session 29, a provider bug under load, open);
-	 * the typemap path this checks is the same on one node. */
-	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-	MPI_Comm_size(node, &on_node);
-	MPI_Comm_free(&node);
-	if (on_node != size) {
-		free(src);
-		free(got);
-		return;
-	}
 	CHECK_MPI(MPI_Win_allocate(sizeof(int) * 2 * N, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
 				   &base, &win));
 	for (int i = 0; i < 2 * N; i++)

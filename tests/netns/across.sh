@@ -169,6 +169,14 @@ two_hosts() {
 	check "small frames by datagram to a connected peer (counted at close), 2 hosts" small_dgram
 	check "ftx_wild, sizes either side of a datagram, switching channels, 2 hosts x 2" env \
 		FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 "$ftx/ftx_wild" -n 4 -M 2000 -L 3000
+	# Every rank reads from and writes to the next in bursts of 20000: a
+	# target answers reads from transmit entries its own reads must not
+	# take all of (the cycle stalled, and the peers declared each other
+	# dead); by the core's RMA and by frames.
+	check "ftx_rmaring, every rank reading the next at once, 2 hosts x 2" env FTX_HOSTS=2 \
+		"$ftx/ftx_rmaring" -n 4
+	check "ftx_rmaring by frames (FI_MATCHBOX_NET_RMA=0), 2 hosts x 2" env FTX_HOSTS=2 \
+		FI_MATCHBOX_NET_RMA=0 "$ftx/ftx_rmaring" -n 4
 	check "ranks with other net buffer sizes fail the pair at once, not hang, 2 hosts" mismatch
 	for p in ftx_pingpong ftx_bw ftx_trunc ftx_unexp; do
 		check "$p by clear-to-send (FI_MATCHBOX_NET_RMA=0), 2 hosts" env FTX_HOSTS=2 \
@@ -195,6 +203,10 @@ two_hosts() {
 	for t in t_p2p t_coll t_win; do
 		check "MPI $t, host engine over matchbox, 2 hosts x 2" mpi 2 "$t" MATCHBOX_MPI_ENGINE=host
 	done
+	# A rank computing for 8 s without an MPI call while its partner on the
+	# other host waits on it (the default give-up was once 5 s).
+	check "MPI t_quiet, a rank silent for 8 s, 2 hosts x 2" mpi 2 t_quiet
+	check "MPI t_quiet, host engine, 2 hosts x 2" mpi 2 t_quiet MATCHBOX_MPI_ENGINE=host
 	check "MPI t_p2p, host engine by clear-to-send, 2 hosts x 2" mpi 2 t_p2p \
 		MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_HOST_RDMA=0
 	check "MPI t_p2p, tagged engine over tcp;ofi_rxm, 2 hosts x 2" mpi 2 t_p2p \
@@ -344,6 +356,8 @@ idle_and_loss() {
 # must get error completions for what they had under way with the other
 # host within 30 s, and keep talking to their own host. Over a connection
 # (static), over datagrams only, and in the default mode.
+# FI_MATCHBOX_NET_TRIES=10: the cut is noticed in 5 to 7 s, where the
+# default (a silent peer may be a computing one) waits about 10 minutes.
 link_down() {
 	local label args
 	for label in "static" "adaptive, datagrams only" "adaptive"; do
@@ -353,7 +367,7 @@ link_down() {
 		*) args=(env) ;;
 		esac
 		check "link down mid-run ($label): error completions, not a hang, 2 hosts x 2" \
-			"${args[@]}" FTX_HOSTS=2 "$ftx/ftx_linkdown" -T 30 \
+			"${args[@]}" FTX_HOSTS=2 FI_MATCHBOX_NET_TRIES=10 "$ftx/ftx_linkdown" -T 30 \
 			$([ "$label" = "adaptive, datagrams only" ] && echo -s 64) \
 			-D "$here/cluster.sh link 1 down"
 		"$here/cluster.sh" link 1 up || return 1
@@ -395,7 +409,8 @@ sanitized() {
 		echo "FAIL 5% UDP loss: nft missing or refused"
 	fi
 	check "link down mid-run: error completions, not a hang, 2 hosts x 2" \
-		env FTX_HOSTS=2 "$ftx/ftx_linkdown" -T 30 -D "$here/cluster.sh link 1 down"
+		env FTX_HOSTS=2 FI_MATCHBOX_NET_TRIES=10 "$ftx/ftx_linkdown" -T 30 \
+		-D "$here/cluster.sh link 1 down"
 	"$here/cluster.sh" link 1 up
 }
 

@@ -150,6 +150,18 @@ void mbmpi_pack(const void *in, size_t count, const struct mbmpi_dtype *d, void 
 /* Unpacks at most `bytes` bytes; returns how many it placed. */
 size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const struct mbmpi_dtype *d);
 size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact);
+/* A place in the packed bytes of count instances of a type, so that pieces
+ * taken in order cost only their own runs (an engine that pipelines a
+ * non-contiguous message in fragments). pos is the packed offset. */
+struct mbmpi_dt_cursor {
+	size_t pos, inst, rep, in_seg;
+	int seg;
+};
+/* Moves the packed bytes [off, off + len) of (buf, count, d) to `packed`
+ * (pack) or from it (unpack); returns how many there were (fewer past the
+ * end of the data). A cursor not at `off` seeks there first. */
+size_t mbmpi_dt_part(struct mbmpi_dt_cursor *c, void *buf, size_t count,
+		     const struct mbmpi_dtype *d, size_t off, void *packed, size_t len, bool pack);
 void mbmpi_dt_release(struct mbmpi_dtype *d);
 /* Remembers how *t was made, for MPI_Type_get_contents; on failure frees
  * *t and returns the error. */
@@ -408,6 +420,7 @@ struct mbmpi_req {
 	void *cbuf;          /* contiguous buffer handed to the engine */
 	size_t clen;
 	void *tmp;           /* owned bounce buffer (non-contiguous data, bsend) */
+	bool frag;           /* non-contiguous and not staged: cbuf is NULL (frag_min) */
 	bool tmp_is_bsend;
 	bool listed;               /* on mbmpi.bsends or mbmpi.bflushes */
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
@@ -565,6 +578,10 @@ struct mbmpi_state {
 	 * only while a tool has a handle started (pv_started of them). */
 	uint64_t pv[MBMPI_PV_N];
 	int pv_started;
+	/* Non-contiguous messages of this many bytes or more go to the engine
+	 * unpacked (r->frag): it moves them in fragments, never through a
+	 * whole-message copy. 0: packed whole (the tagged engine). */
+	size_t frag_min;
 };
 extern struct mbmpi_state mbmpi;
 

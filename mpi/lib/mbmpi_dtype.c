@@ -216,6 +216,52 @@ size_t mbmpi_unpack(const void *in, size_t bytes, void *out, size_t count, const
 	return bytes - left;
 }
 
+size_t mbmpi_dt_part(struct mbmpi_dt_cursor *c, void *buf, size_t count,
+		     const struct mbmpi_dtype *d, size_t off, void *packed, size_t len, bool pack)
+{
+	size_t reps = mbmpi_dt_reps(d), moved = 0;
+	char *p = packed;
+
+	if (!d->size || !d->nseg)
+		return 0;
+	if (c->pos != off) {
+		/* Every repeat of a block holds the same bytes: instance and
+		 * repeat by division, the run by a walk of one block. */
+		size_t block = d->size / reps, rem = off % d->size;
+
+		*c = (struct mbmpi_dt_cursor){.pos = off, .inst = off / d->size,
+					      .rep = rem / block};
+		rem %= block;
+		while (rem && rem >= d->segs[c->seg].len)
+			rem -= d->segs[c->seg++].len;
+		c->in_seg = rem;
+	}
+	while (len && c->inst < count) {
+		const struct mbmpi_seg *g = &d->segs[c->seg];
+		char *at = (char *)buf + (MPI_Aint)c->inst * d->extent +
+			   (MPI_Aint)c->rep * d->rstride + g->disp + (MPI_Aint)c->in_seg;
+		size_t n = g->len - c->in_seg < len ? g->len - c->in_seg : len;
+
+		memcpy(pack ? (void *)p : at, pack ? (const void *)at : p, n);
+		p += n;
+		len -= n;
+		moved += n;
+		c->pos += n;
+		c->in_seg += n;
+		if (c->in_seg == g->len) {
+			c->in_seg = 0;
+			if (++c->seg == d->nseg) {
+				c->seg = 0;
+				if (++c->rep == reps) {
+					c->rep = 0;
+					c->inst++;
+				}
+			}
+		}
+	}
+	return moved;
+}
+
 size_t mbmpi_elements(const struct mbmpi_dtype *d, size_t bytes, bool *exact)
 {
 	size_t n = 0, inst;

@@ -69,6 +69,7 @@ struct he_op {
 	const void *payload;
 	size_t plen;
 	struct he_rdv *rdv;   /* READ, and DATA frames: the transfer they belong to */
+	void *bounce;         /* a packed fragment's buffer (he.frags), freed with it */
 };
 
 /* A rendezvous in progress on either side, named on the wire by its id. */
@@ -89,7 +90,15 @@ struct he_rdv {
 	size_t len, got;      /* receiver: message bytes, bytes arrived */
 	int pending;          /* reads or fragments not yet finished */
 	bool sender;
+	/* A non-contiguous message (r->frag) packed or unpacked a fragment at
+	 * a time: where in the typemap, and (sender) the next fragment. */
+	struct mbmpi_dt_cursor cur;
+	size_t next;
 };
+
+/* Fragments of a non-contiguous message in flight at once, each packed
+ * into its own buffer just before it goes. */
+enum { HE_FRAG_DEPTH = 8 };
 
 struct he_posted {
 	struct mbu_mentry e;
@@ -177,6 +186,7 @@ static struct {
 	size_t stripe;
 	unsigned long stripe_skipped;
 	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
+	struct mbu_pool frags;     /* he.eager_net bytes each: a fragment on any rail */
 	struct mbu_posted posted;
 	struct mbu_unexp unexp;
 	struct he_slot *slots;
@@ -364,6 +374,8 @@ static void he_op_free(struct he_op *o)
 {
 	if (o->f.type == HE_OP_FRAME && o->plen && !o->rl->iov2)
 		free(o->f.buf);
+	if (o->bounce)
+		mbu_pool_put(&he.frags, o->bounce);
 	mbu_pool_put(&he.ops, o);
 }
 
@@ -415,7 +427,7 @@ static int he_post(struct he_op *o)
  * sent from where it lies (or, for a provider without two-piece sends,
  * from a copy). */
 static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t hlen,
-		      const void *payload, size_t plen, struct he_rdv *rdv)
+		      const void *payload, size_t plen, struct he_rdv *rdv, void *bounce)
 {
 	struct he_rail *rl = he_route(addr, &addr);
 	struct he_op *o;
@@ -430,22 +442,30 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 		if (plen)
 			memcpy(buf + hlen, payload, plen);
 		ret = fi_inject(rl->x.ep, buf, sizeof(buf), addr);
+		if (ret == 0 && bounce)
+			mbu_pool_put(&he.frags, bounce);
 		if (ret == 0)
 			return MPI_SUCCESS;
 		if (ret != -FI_EAGAIN) {
 			fprintf(stderr, "matchbox mpi: rank %d: host engine: fi_inject: %s\n",
 				mbmpi.world_rank, fi_strerror((int)-ret));
+			if (bounce)
+				mbu_pool_put(&he.frags, bounce);
 			return MPI_ERR_OTHER;
 		}
 	}
 	o = he_op_new(HE_OP_FRAME, r, rl);
-	if (!o)
+	if (!o) {
+		if (bounce)
+			mbu_pool_put(&he.frags, bounce);
 		return MPI_ERR_NO_MEM;
+	}
 	memcpy(&o->hdr, h, hlen);
 	o->hlen = hlen;
 	o->payload = payload;
 	o->plen = plen;
 	o->rdv = rdv;
+	o->bounce = bounce;
 	o->f.addr = addr;
 	if (plen && !rl->iov2) {
 		o->f.buf = malloc(hlen + plen);
@@ -466,7 +486,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
 		    const void *payload, size_t plen, struct he_rdv *rdv)
 {
-	return he_frame_h(r, addr, h, sizeof(*h), payload, plen, rdv);
+	return he_frame_h(r, addr, h, sizeof(*h), payload, plen, rdv, NULL);
 }
 
 /* ---- Set-up ---- */
@@ -665,11 +685,15 @@ static int he_init(void)
 	he.rail[0].bw = he.rail[1].bw = 1.0;
 	he.stripe = he.nrails > 1 ? (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_STRIPE", 0) : 0;
 	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
+	/* Non-contiguous data past every eager limit is packed and unpacked
+	 * a fragment at a time (clear-to-send), not through a whole copy. */
+	mbmpi.frag_min = mbmpi_env_long("MATCHBOX_MPI_HOST_FRAG", 1) ? he.eager_net + 1 : 0;
 
 	if (mbu_pool_init(&he.ops, sizeof(struct he_op), 256, 0) ||
 	    mbu_pool_init(&he.rdvs, sizeof(struct he_rdv), 64, 0) ||
 	    mbu_pool_init(&he.posted_pool, sizeof(struct he_posted), 256, 0) ||
 	    mbu_pool_init(&he.unexp_pool, sizeof(struct he_unexp), 256, 0) ||
+	    mbu_pool_init(&he.frags, he.eager_net, HE_FRAG_DEPTH, 0) ||
 	    mbu_posted_init(&he.posted))
 		return MPI_ERR_NO_MEM;
 	if (mbu_unexp_init(&he.unexp)) {
@@ -736,6 +760,8 @@ static void he_fini(void)
 	mbu_pool_fini(&he.rdvs);
 	mbu_pool_fini(&he.posted_pool);
 	mbu_pool_fini(&he.unexp_pool);
+	mbu_pool_fini(&he.frags);
+	mbmpi.frag_min = 0;
 	free(he.slots);
 	free(he.remote);
 	free(he.via);
@@ -853,7 +879,7 @@ static int he_send(struct mbmpi_req *r)
 		struct he_short sh = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = r->ctx,
 				      .src = (uint32_t)c->rank, .tag = r->tag};
 
-		if ((ret = he_frame_h(r, addr, &sh, sizeof(sh), r->cbuf, r->clen, NULL)))
+		if ((ret = he_frame_h(r, addr, &sh, sizeof(sh), r->cbuf, r->clen, NULL, NULL)))
 			r->err = ret;
 		goto out;
 	}
@@ -896,7 +922,8 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
-		if (v->rl->rdv_read && !he_rdv_reg(v, 0, r->cbuf, r->clen, &h.rkey, &h.raddr)) {
+		if (v->rl->rdv_read && !r->frag &&
+		    !he_rdv_reg(v, 0, r->cbuf, r->clen, &h.rkey, &h.raddr)) {
 			h.flags |= HE_F_RDMA;
 			/* A rank on the node is reached by both rails. */
 			if (he.stripe && r->clen >= he.stripe && v->rl != &he.rail[0] &&
@@ -948,6 +975,35 @@ static void he_rdv_free(struct he_rdv *v)
 	mbu_pool_put(&he.rdvs, v);
 }
 
+/* A non-contiguous message's next fragments, each packed into a buffer of
+ * its own, up to HE_FRAG_DEPTH in flight; each one's completion sends the
+ * next (he_op_done). */
+static void he_frag_fill(struct he_rdv *v)
+{
+	struct mbmpi_req *r = v->req;
+	/* As large as the peer's buffers on this rail take: a fragment's
+	 * costs are per frame. */
+	size_t most = v->rl->frame - sizeof(struct he_hdr);
+
+	while (v->next < v->len && v->pending <= HE_FRAG_DEPTH && !r->err) {
+		struct he_hdr d = {.type = HE_DATA, .magic = HE_MAGIC, .rid = v->peer_id,
+				   .off = v->next,
+				   .len = v->len - v->next < most ? v->len - v->next : most};
+		void *b = mbu_pool_get(&he.frags);
+
+		if (!b) {
+			r->err = MPI_ERR_NO_MEM;
+			break;
+		}
+		mbmpi_dt_part(&v->cur, r->buf, (size_t)r->count, r->dt, d.off, b, d.len, true);
+		v->next += d.len;
+		if (he_frame_h(NULL, v->addr, &d, sizeof(d), b, d.len, v, b)) {
+			r->err = MPI_ERR_OTHER;
+			break;
+		}
+	}
+}
+
 /* CTS at the sender: the whole message in fragments, each into one of the
  * receiver's buffers. */
 static void he_on_cts(const struct he_hdr *h)
@@ -962,7 +1018,9 @@ static void he_on_cts(const struct he_hdr *h)
 	r = v->req;
 	v->peer_id = h->rid;
 	v->pending++; /* held while posting */
-	for (size_t off = 0; off < v->len; off += he.eager) {
+	if (r->frag)
+		he_frag_fill(v);
+	for (size_t off = 0; !r->frag && off < v->len; off += he.eager) {
 		struct he_hdr d = {.type = HE_DATA, .magic = HE_MAGIC, .rid = h->rid, .off = off,
 				   .len = v->len - off < he.eager ? v->len - off : he.eager};
 
@@ -1059,7 +1117,7 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 	v->addr = r->comm->addr[h->src];
 	v->len = h->len;
 	v->rl = he_route(v->addr, &read_from);
-	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read) {
+	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read && !r->frag) {
 		size_t split = want; /* read over the peer's rail; the rest over rail 0 */
 
 		/* Striped: each rail's share in proportion to the bandwidth it
@@ -1124,7 +1182,9 @@ static void he_deliver(struct mbmpi_req *r, const struct he_hdr *h, const void *
 		return;
 	}
 	he_fill_status(r, h);
-	if (r->status.mbmpi_bytes)
+	if (r->frag)
+		mbmpi_unpack(data, r->status.mbmpi_bytes, r->buf, (size_t)r->count, r->dt);
+	else if (r->status.mbmpi_bytes)
 		memcpy(r->cbuf, data, r->status.mbmpi_bytes);
 	if (h->flags & HE_F_SYNC)
 		he_send_ctl(r, HE_ACK, h, 0);
@@ -1222,7 +1282,10 @@ static void he_on_data(const struct he_hdr *h, const void *data)
 		return;
 	}
 	r = v->req;
-	if (h->off < r->clen)
+	if (r->frag)
+		mbmpi_dt_part(&v->cur, r->buf, (size_t)r->count, r->dt, h->off, (void *)data,
+			      h->len, false);
+	else if (h->off < r->clen)
 		memcpy((char *)r->cbuf + h->off, data,
 		       r->clen - h->off < h->len ? r->clen - h->off : h->len);
 	v->got += h->len;
@@ -1279,7 +1342,7 @@ static void he_on_frame(const void *buf, size_t n)
 		he_on_cts(&h);
 		return;
 	case HE_DATA:
-		if (h.len > he.eager || n != sizeof(h) + h.len) {
+		if (h.len > he.eager_net || n != sizeof(h) + h.len) {
 			he.bad_frames++;
 			return;
 		}
@@ -1350,6 +1413,11 @@ static void he_op_done(struct he_op *o, int err)
 		return;
 	}
 	he_op_free(o);
+	if (v && v->req->frag && !err) {
+		v->pending++;
+		he_frag_fill(v);
+		v->pending--;
+	}
 	if (v && --v->pending == 0) {
 		/* the last fragment a CTS asked for has gone */
 		struct mbmpi_req *sr = v->req;

@@ -251,6 +251,7 @@ static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 	r->complete = false;
 	r->err = MPI_SUCCESS;
 	r->outstanding = 0;
+	r->frag = false;
 	mbmpi_status_empty(&r->status);
 	*nothing = r->peer == MPI_PROC_NULL;
 	if (*nothing) {
@@ -266,6 +267,11 @@ static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
 		return MPI_SUCCESS; /* already packed into the attached buffer */
 	if (mbmpi_dt_flat(d, r->count)) {
 		r->cbuf = (char *)r->buf + mbmpi_dt_start(d);
+		return MPI_SUCCESS;
+	}
+	if (mbmpi.frag_min && bytes >= mbmpi.frag_min) {
+		r->frag = true;
+		r->cbuf = NULL;
 		return MPI_SUCCESS;
 	}
 	r->tmp = malloc(bytes ? bytes : 1);

@@ -838,6 +838,111 @@ static void repeated(void)
 	}
 }
 
+/* Large non-contiguous messages between ranks, which the host engine moves
+ * a fragment at a time (packed and unpacked in place, no whole copy): a
+ * vector of 3-int blocks 5 ints apart against an indexed type of the same
+ * signature and another layout (2 ints, gaps of 1 and 4 in turn), and each
+ * against contiguous ints; receives posted before and after the message
+ * arrives, a synchronous send, any source, and a receive too short for
+ * the message (truncated: what fits arrives, nothing past it is written). */
+static void fragments(void)
+{
+	enum { B = 60000 }; /* blocks of the vector: 720 KB of data */
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, n = 3 * B;
+	int *vbuf = malloc(sizeof(int) * 5 * B), *ibuf = malloc(sizeof(int) * 4 * n);
+	int *cbuf = malloc(sizeof(int) * n), *disp = malloc(sizeof(int) * (n / 2));
+	MPI_Datatype vec, idx;
+	MPI_Status st;
+	int bad, got;
+
+	MPI_Type_vector(B, 3, 5, MPI_INT, &vec);
+	for (int i = 0, at = 0; i < n / 2; i++) {
+		disp[i] = at;
+		at += 2 + (i % 2 ? 4 : 1);
+	}
+	MPI_Type_create_indexed_block(n / 2, 2, disp, MPI_INT, &idx);
+	MPI_Type_commit(&vec);
+	MPI_Type_commit(&idx);
+	for (int round = 0; round < 6; round++) {
+		MPI_Request rq;
+		int tag = 40 + round;
+
+		/* Sender's pattern in its layout: element k of the message is
+		 * left * 1000000 + k, read through the layout it is sent with. */
+		for (int i = 0; i < 5 * B; i++)
+			vbuf[i] = -7;
+		for (int k = 0; k < n; k++) {
+			vbuf[(k / 3) * 5 + k % 3] = rank * 1000000 + k;
+			cbuf[k] = rank * 1000000 + k;
+		}
+		for (int i = 0; i < 4 * n; i++)
+			ibuf[i] = -9;
+		if (round == 0) { /* vector -> indexed, receive first */
+			MPI_Irecv(ibuf, 1, idx, left, tag, MPI_COMM_WORLD, &rq);
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Send(vbuf, 1, vec, right, tag, MPI_COMM_WORLD));
+		} else if (round == 1) { /* vector -> indexed, message first, any source */
+			CHECK_MPI(MPI_Isend(vbuf, 1, vec, right, tag, MPI_COMM_WORLD, &rq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Recv(ibuf, 1, idx, size == 1 ? 0 : MPI_ANY_SOURCE, tag,
+					   MPI_COMM_WORLD, &st));
+			CHECK(st.MPI_SOURCE == left);
+		} else if (round == 2) { /* vector, synchronous -> contiguous */
+			MPI_Irecv(ibuf, n, MPI_INT, left, tag, MPI_COMM_WORLD, &rq);
+			CHECK_MPI(MPI_Ssend(vbuf, 1, vec, right, tag, MPI_COMM_WORLD));
+		} else if (round == 3) { /* contiguous -> indexed */
+			MPI_Irecv(ibuf, 1, idx, left, tag, MPI_COMM_WORLD, &rq);
+			CHECK_MPI(MPI_Send(cbuf, n, MPI_INT, right, tag, MPI_COMM_WORLD));
+		} else if (round == 4) { /* vector -> vector */
+			MPI_Irecv(ibuf, 1, vec, left, tag, MPI_COMM_WORLD, &rq);
+			CHECK_MPI(MPI_Send(vbuf, 1, vec, right, tag, MPI_COMM_WORLD));
+		} else { /* vector -> indexed of half the blocks: truncated */
+			MPI_Datatype half;
+
+			MPI_Type_create_indexed_block(n / 4, 2, disp, MPI_INT, &half);
+			MPI_Type_commit(&half);
+			MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+			MPI_Irecv(ibuf, 1, half, left, tag, MPI_COMM_WORLD, &rq);
+			CHECK_MPI(MPI_Send(vbuf, 1, vec, right, tag, MPI_COMM_WORLD));
+			MPI_Error_class(MPI_Wait(&rq, &st), &got);
+			CHECK(got == MPI_ERR_TRUNCATE);
+			MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+			MPI_Get_count(&st, MPI_INT, &got);
+			CHECK(got == n / 2);
+			bad = 0;
+			for (int i = 0; i < n / 4; i++)
+				bad += ibuf[disp[i]] != left * 1000000 + 2 * i ||
+				       ibuf[disp[i] + 1] != left * 1000000 + 2 * i + 1;
+			/* Past the last block the receive names, nothing. */
+			for (int i = disp[n / 4 - 1] + 2; i < 4 * n; i++)
+				bad += ibuf[i] != -9;
+			CHECK(bad == 0);
+			MPI_Type_free(&half);
+			continue;
+		}
+		CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		bad = 0;
+		for (int k = 0; k < n; k++) {
+			int at = round == 2 ? k : round == 4 ? (k / 3) * 5 + k % 3 : disp[k / 2] + k % 2;
+
+			bad += ibuf[at] != left * 1000000 + k;
+		}
+		/* The gaps of the receive layout stay as they were. */
+		if (round == 0 || round == 1 || round == 3)
+			for (int i = 0; i < n / 2; i++)
+				bad += ibuf[disp[i] + 2] != -9;
+		if (bad)
+			fprintf(stderr, "rank %d: fragments round %d: %d ints wrong\n", rank, round, bad);
+		CHECK(bad == 0);
+	}
+	MPI_Type_free(&vec);
+	MPI_Type_free(&idx);
+	free(vbuf);
+	free(ibuf);
+	free(cbuf);
+	free(disp);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -855,5 +960,6 @@ int main(int argc, char **argv)
 	external32();
 	other_names();
 	repeated();
+	fragments();
 	return mt_finish("t_dtype");
 }

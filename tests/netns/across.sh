@@ -200,7 +200,7 @@ two_hosts() {
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" FI_TCP_IFACE=eth0
 	# The host engine across hosts: over matchbox (rendezvous read over the
 	# net wire's RMA, and by clear-to-send), and the tagged engine over rxm.
-	for t in t_p2p t_coll t_win; do
+	for t in t_p2p t_coll t_win t_dtype; do
 		check "MPI $t, host engine over matchbox, 2 hosts x 2" mpi 2 "$t" MATCHBOX_MPI_ENGINE=host
 	done
 	# A rank computing for 8 s without an MPI call while its partner on the

@@ -1,0 +1,45 @@
+#!/bin/bash
+# A non-contiguous message of 1 to 64 MiB between two ranks on one node
+# (bench/mpi/noncontig.c): bandwidth and how far each rank's peak resident
+# memory rose above its own buffers, for the host engine moving it in
+# fragments, the host engine with that off (MATCHBOX_MPI_HOST_FRAG=0: packed
+# whole, as before), the tagged engine (packs whole into the provider's
+# message) and Open MPI 4.1's OB1 (its convertor pipelines). Rounds
+# interleave the configurations. Writes bench/results/noncontig.txt.
+# usage: bench/noncontig.sh [BUILD_DIR] [ROUNDS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+rounds=${2:-3}
+tmp=$(mktemp -d /tmp/noncontig.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$here/results"
+"$b/mpi/mpicc" -O2 "$here/mpi/noncontig.c" -o "$tmp/nc.ours" || exit 1
+have_ompi=0
+command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/noncontig.c" -o "$tmp/nc.ompi" &&
+	have_ompi=1
+
+run() { # config MiB
+	case $1 in
+	host) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=host "$tmp/nc.ours" "$2" ;;
+	host-whole) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=host \
+		-x MATCHBOX_MPI_HOST_FRAG=0 "$tmp/nc.ours" "$2" ;;
+	tagged) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" ;;
+	ob1) timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 \
+		--mca pml ob1 "$tmp/nc.ompi" "$2" ;;
+	esac 2>/dev/null | grep MiB
+}
+
+configs="host host-whole tagged"
+[ $have_ompi = 1 ] && configs+=" ob1"
+{
+	echo "non-contiguous message (vector of 3 doubles every 5), 2 ranks on one node, $rounds rounds"
+	echo "config      MiB  MB/s   rise KiB (max over ranks)"
+	for r in $(seq "$rounds"); do
+		for mib in 1 16 64; do
+			for c in $configs; do
+				printf "%-10s %s\n" "$c" "$(run "$c" "$mib" | awk '{print $1, $3, $9}')"
+			done
+		done
+	done
+} | tee "$here/results/noncontig.txt"

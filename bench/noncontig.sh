@@ -6,6 +6,9 @@
 # whole, as before), the tagged engine (packs whole into the provider's
 # message) and Open MPI 4.1's OB1 (its convertor pipelines). Rounds
 # interleave the configurations. Writes bench/results/noncontig.txt.
+# With NC_HOSTS=2 (root, after tests/netns/cluster.sh up 2) the two ranks
+# are on two namespace hosts, our configurations only, and it writes
+# bench/results/noncontig_across.txt.
 # usage: bench/noncontig.sh [BUILD_DIR] [ROUNDS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,12 +22,24 @@ have_ompi=0
 command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/noncontig.c" -o "$tmp/nc.ompi" &&
 	have_ompi=1
 
+hosts=${NC_HOSTS:-1}
+where="one node"
+result=noncontig.txt
+mpirun=("$b/mpi/mpirun" -n 2 --timeout 300)
+if [ "$hosts" = 2 ]; then
+	mpirun=(ip netns exec mbx-h0 "${mpirun[@]}" --ppn 1 --host-prefix "ip netns exec mbx-h%h"
+		--pmix-if eth0)
+	where="two namespace hosts"
+	result=noncontig_across.txt
+	have_ompi=0
+fi
+
 run() { # config MiB
 	case $1 in
-	host) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=host "$tmp/nc.ours" "$2" ;;
-	host-whole) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=host \
-		-x MATCHBOX_MPI_HOST_FRAG=0 "$tmp/nc.ours" "$2" ;;
-	tagged) "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" ;;
+	host) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host "$tmp/nc.ours" "$2" ;;
+	host-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_FRAG=0 \
+		"$tmp/nc.ours" "$2" ;;
+	tagged) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" ;;
 	ob1) timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 \
 		--mca pml ob1 "$tmp/nc.ompi" "$2" ;;
 	esac 2>/dev/null | grep MiB
@@ -33,7 +48,7 @@ run() { # config MiB
 configs="host host-whole tagged"
 [ $have_ompi = 1 ] && configs+=" ob1"
 {
-	echo "non-contiguous message (vector of 3 doubles every 5), 2 ranks on one node, $rounds rounds"
+	echo "non-contiguous message (vector of 3 doubles every 5), 2 ranks on $where, $rounds rounds"
 	echo "config      MiB  MB/s   rise KiB (max over ranks)"
 	for r in $(seq "$rounds"); do
 		for mib in 1 16 64; do
@@ -42,4 +57,4 @@ configs="host host-whole tagged"
 			done
 		done
 	done
-} | tee "$here/results/noncontig.txt"
+} | tee "$here/results/$result"

@@ -907,12 +907,17 @@ static void fragments(void)
 			MPI_Error_class(MPI_Wait(&rq, &st), &got);
 			CHECK(got == MPI_ERR_TRUNCATE);
 			MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+			bad = 0;
+#ifndef OPEN_MPI
+			/* What fits arrives, and the status counts it: ours. MPI
+			 * leaves a truncated receive's buffer to the library, and
+			 * Open MPI's CM over an OFI provider writes none of it. */
 			MPI_Get_count(&st, MPI_INT, &got);
 			CHECK(got == n / 2);
-			bad = 0;
 			for (int i = 0; i < n / 4; i++)
 				bad += ibuf[disp[i]] != left * 1000000 + 2 * i ||
 				       ibuf[disp[i] + 1] != left * 1000000 + 2 * i + 1;
+#endif
 			/* Past the last block the receive names, nothing. */
 			for (int i = disp[n / 4 - 1] + 2; i < 4 * n; i++)
 				bad += ibuf[i] != -9;

@@ -431,6 +431,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 {
 	struct he_rail *rl = he_route(addr, &addr);
 	struct he_op *o;
+	int err = MPI_ERR_NO_MEM;
 
 	rl->tx++;
 	/* Small and nothing queued: injected, done when the call returns. */
@@ -442,24 +443,19 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 		if (plen)
 			memcpy(buf + hlen, payload, plen);
 		ret = fi_inject(rl->x.ep, buf, sizeof(buf), addr);
-		if (ret == 0 && bounce)
-			mbu_pool_put(&he.frags, bounce);
-		if (ret == 0)
-			return MPI_SUCCESS;
 		if (ret != -FI_EAGAIN) {
-			fprintf(stderr, "matchbox mpi: rank %d: host engine: fi_inject: %s\n",
-				mbmpi.world_rank, fi_strerror((int)-ret));
-			if (bounce)
-				mbu_pool_put(&he.frags, bounce);
-			return MPI_ERR_OTHER;
+			err = MPI_SUCCESS;
+			if (ret) {
+				fprintf(stderr, "matchbox mpi: rank %d: host engine: fi_inject: %s\n",
+					mbmpi.world_rank, fi_strerror((int)-ret));
+				err = MPI_ERR_OTHER;
+			}
+			goto out;	/* (the bounce is free again either way) */
 		}
 	}
 	o = he_op_new(HE_OP_FRAME, r, rl);
-	if (!o) {
-		if (bounce)
-			mbu_pool_put(&he.frags, bounce);
-		return MPI_ERR_NO_MEM;
-	}
+	if (!o)
+		goto out;
 	memcpy(&o->hdr, h, hlen);
 	o->hlen = hlen;
 	o->payload = payload;
@@ -481,6 +477,10 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 	if (rdv)
 		rdv->pending++;
 	return he_post(o);
+out:
+	if (bounce)
+		mbu_pool_put(&he.frags, bounce);
+	return err;
 }
 
 static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,

@@ -5,7 +5,11 @@
  * each case: a waiting small message (done in the call, nothing in the CQ),
  * a waiting large one (posted: its data still has to move), a waiting one
  * too long for the buffer (posted: the truncation error comes through the
- * CQ), one that has not arrived (posted), and bad arguments. */
+ * CQ), one that has not arrived (posted), and bad arguments.
+ * Then trecv_take, which completes a receive only when it can at once and
+ * otherwise changes nothing: nothing matching, a rendezvous waiting ahead
+ * of a small message with its tag, a refused tag bit, a buffer too short,
+ * and the count that waiting points at. */
 #include "ftx.h"
 
 #include <rdma/fi_ext_matchbox.h>
@@ -23,6 +27,72 @@ static void settle(struct ftx *t)
 
 	while (ftx_now() < end)
 		ftx_progress(t);
+}
+
+#define REFUSED (1ull << 40) /* a tag bit the taker refuses */
+
+/* Takes one message with trecv_take and checks what it says. */
+static int take_one(struct ftx *t, struct fi_matchbox_tagged_ops *ops, void *buf, size_t len,
+		    uint64_t tag, uint64_t ignore, uint64_t refuse, ssize_t want, uint64_t want_tag)
+{
+	struct fi_cq_tagged_entry done;
+	ssize_t ret;
+
+	memset(&done, 0x5a, sizeof(done));
+	ret = ops->trecv_take(t->ep, buf, len, t->peer[0], tag, ignore, refuse, &done);
+	if (ret != want)
+		FTX_FAIL(t, "take of tag %#llx into %zu bytes: %zd, not %zd", (unsigned long long)tag,
+			 len, ret, want);
+	if (ret == 1 && (done.op_context || done.len != len || done.buf != buf ||
+			 done.tag != want_tag || done.flags != (FI_RECV | FI_TAGGED)))
+		FTX_FAIL(t, "its entry: context %p len %zu tag %#llx flags %#llx", done.op_context,
+			 done.len, (unsigned long long)done.tag, (unsigned long long)done.flags);
+	return 0;
+}
+
+static int taker(struct ftx *t, struct fi_matchbox_tagged_ops *ops)
+{
+	static char small[SMALL], large[LARGE];
+	const size_t *waiting = ops->waiting(t->ep);
+	struct fi_cq_tagged_entry e;
+	int ctx;
+
+	if (!waiting || *waiting)
+		FTX_FAIL(t, "waiting: %p, %zu messages before any was sent", (void *)waiting,
+			 waiting ? *waiting : 0);
+	if (ops->trecv_take(t->ep, small, SMALL, t->peer[0], 5, 0, 0, NULL) != -FI_EINVAL ||
+	    ops->trecv_take(t->ep, NULL, SMALL, t->peer[0], 5, 0, 0, &e) != -FI_EINVAL)
+		FTX_FAIL(t, "bad arguments were not refused with -FI_EINVAL");
+	if (take_one(t, ops, small, SMALL, 5, 0, 0, 0, 0))
+		return 1;
+	ftx_barrier(t); /* rank 0 sends tags 5, 6 (large, then small), 7|REFUSED, 8 */
+	settle(t);
+	if (*waiting != 5)
+		FTX_FAIL(t, "waiting: %zu, not 5", *waiting);
+	if (take_one(t, ops, small, SMALL, 9, 0, 0, 0, 0) ||
+	    take_one(t, ops, small, SMALL, 5, 0, 0, 1, 5) || !ftx_check(small, SMALL, 5))
+		FTX_FAIL(t, "tag 5");
+	/* The rendezvous is first in line for tag 6: left, and so is the small one behind it. */
+	if (take_one(t, ops, small, SMALL, 6, 0, 0, 0, 0))
+		return 1;
+	if (ftx_trecv(t, large, LARGE, 0, 6, 0, &ctx) || ftx_wait_rx(t, &e, NULL, NULL) != 1 ||
+	    e.op_context != &ctx || e.len != LARGE || !ftx_check(large, LARGE, 6))
+		FTX_FAIL(t, "the large message of tag 6 after the take left it");
+	if (take_one(t, ops, small, SMALL, 6, 0, 0, 1, 6) || !ftx_check(small, SMALL, 66))
+		FTX_FAIL(t, "the small message of tag 6");
+	if (take_one(t, ops, small, SMALL, 7, REFUSED, REFUSED, 0, 0) ||
+	    take_one(t, ops, small, SMALL, 7, REFUSED, 0, 1, 7 | REFUSED) ||
+	    !ftx_check(small, SMALL, 7))
+		FTX_FAIL(t, "tag 7 with a refused bit");
+	if (take_one(t, ops, small, TRUNC_BUF, 8, 0, 0, 0, 0) ||
+	    take_one(t, ops, small, SMALL, 8, 0, 0, 1, 8) || !ftx_check(small, SMALL, 8))
+		FTX_FAIL(t, "tag 8 after a buffer too short");
+	if (*waiting)
+		FTX_FAIL(t, "waiting: %zu after all were taken", *waiting);
+	settle(t);
+	if (t->nstash)
+		FTX_FAIL(t, "%zu CQ entries left over after the takes", t->nstash);
+	return 0;
 }
 
 static int receiver(struct ftx *t, struct fi_matchbox_tagged_ops *ops)
@@ -79,7 +149,7 @@ static int receiver(struct ftx *t, struct fi_matchbox_tagged_ops *ops)
 	settle(t);
 	if (t->nstash)
 		FTX_FAIL(t, "%zu CQ entries left over", t->nstash);
-	return 0;
+	return taker(t, ops);
 }
 
 static int run(struct ftx *t)
@@ -93,7 +163,8 @@ static int run(struct ftx *t)
 	if (fi_open_ops(&t->ep->fid, "no_such_ops", 0, &none, NULL) != -FI_ENOSYS)
 		FTX_FAIL(t, "an unknown name was not refused with -FI_ENOSYS");
 	if (fi_open_ops(&t->ep->fid, FI_MATCHBOX_TAGGED_OPS, 0, (void **)&ops, NULL) || !ops ||
-	    ops->size < sizeof(*ops) || !ops->trecv_now)
+	    ops->size < sizeof(*ops) || !ops->trecv_now || !ops->trecv_take ||
+	    !ops->waiting)
 		FTX_FAIL(t, "fi_open_ops(%s)", FI_MATCHBOX_TAGGED_OPS);
 	if (t->rank == 1)
 		return receiver(t, ops);
@@ -110,6 +181,21 @@ static int run(struct ftx *t)
 	ftx_fill(buf, SMALL, 4);
 	if (ftx_tsend(t, buf, SMALL, 1, 4, NULL) || ftx_wait_sends(t))
 		FTX_FAIL(t, "send 4");
+	ftx_barrier(t);
+	{
+		static char b5[SMALL], b6[LARGE], b66[SMALL], b7[SMALL], b8[SMALL];
+
+		ftx_fill(b5, SMALL, 5);
+		ftx_fill(b6, LARGE, 6);
+		ftx_fill(b66, SMALL, 66);
+		ftx_fill(b7, SMALL, 7);
+		ftx_fill(b8, SMALL, 8);
+		if (ftx_tsend(t, b5, SMALL, 1, 5, NULL) || ftx_tsend(t, b6, LARGE, 1, 6, NULL) ||
+		    ftx_tsend(t, b66, SMALL, 1, 6, NULL) ||
+		    ftx_tsend(t, b7, SMALL, 1, 7 | REFUSED, NULL) ||
+		    ftx_tsend(t, b8, SMALL, 1, 8, NULL) || ftx_wait_sends(t))
+			FTX_FAIL(t, "sends 5 to 8");
+	}
 	return 0;
 }
 

@@ -101,7 +101,24 @@ struct fi_matchbox_net_stats {
  * writes no CQ entry (a bound counter still counts it). It returns 0 when
  * the receive was posted, whose completion comes through the CQ as usual
  * (a truncated message's too), or a negative fi_errno as fi_trecv does.
- * An MPI library completes such a receive without a CQ write and read. */
+ * An MPI library completes such a receive without a CQ write and read.
+ *
+ * trecv_take completes a receive only if it can do so at once: when the
+ * oldest waiting message the receive matches is whole in the provider,
+ * fits len and has none of the tag bits in `refuse`, it is copied to buf,
+ * *done is filled as its CQ entry would have been (op_context NULL) and
+ * the call returns 1. Otherwise it returns 0 and changes nothing: nothing
+ * is posted, and the message (if any) stays first in line for the next
+ * receive. A negative fi_errno for bad arguments. Neither kind of receive
+ * writes a CQ entry when it returns 1. It is what an MPI library needs
+ * for a blocking receive of a message that is already there: no request,
+ * no context, no completion to dispatch.
+ *
+ * waiting returns the address of the endpoint's count of messages waiting
+ * for a tagged receive, valid while the endpoint is open, so that a caller
+ * can skip trecv_take when there are none without a call. It is a hint:
+ * with FI_PROGRESS_AUTO it may be stale (read it with a relaxed atomic
+ * load); trecv_take decides under the endpoint's lock. */
 #define FI_MATCHBOX_TAGGED_OPS "matchbox_tagged_v1"
 
 struct fi_cq_tagged_entry;
@@ -112,6 +129,10 @@ struct fi_matchbox_tagged_ops {
 	ssize_t (*trecv_now)(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
 			     uint64_t tag, uint64_t ignore, void *context,
 			     struct fi_cq_tagged_entry *done);
+	ssize_t (*trecv_take)(struct fid_ep *ep, void *buf, size_t len, fi_addr_t src,
+			      uint64_t tag, uint64_t ignore, uint64_t refuse,
+			      struct fi_cq_tagged_entry *done);
+	const size_t *(*waiting)(struct fid_ep *ep);
 };
 
 #ifdef __cplusplus

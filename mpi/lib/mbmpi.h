@@ -495,6 +495,14 @@ struct mbmpi_engine {
 	 * take the ordinary path (too large, or the provider would wait). May
 	 * be NULL. */
 	int (*inject)(struct mbmpi_comm *c, int peer, int tag, const void *buf, size_t len);
+	/* Its counterpart: a receive into contiguous bytes that a message
+	 * already waiting completes in the call (no request). Fills the
+	 * status's source, tag, byte count and cancelled flag and returns
+	 * MPI_SUCCESS or an MPI error class, or -1, having changed nothing,
+	 * when the receive must take the ordinary path (nothing waiting whole
+	 * that fits). May be NULL. */
+	int (*take)(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *buf, size_t len,
+		    MPI_Status *st);
 	int (*progress)(void);
 	int (*getopt)(int name, void *val, size_t *len);	/* may be NULL */
 	void (*fini)(void);
@@ -582,6 +590,10 @@ struct mbmpi_state {
 	 * unpacked (r->frag): it moves them in fragments, never through a
 	 * whole-message copy. 0: packed whole (the tagged engine). */
 	size_t frag_min;
+	/* How many messages wait unmatched where the engine's take would
+	 * find them, read without a call (a hint: a progress thread may move
+	 * it). NULL when the engine has no take. */
+	const size_t *waiting;
 };
 extern struct mbmpi_state mbmpi;
 

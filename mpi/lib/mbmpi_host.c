@@ -702,6 +702,7 @@ static int he_init(void)
 		return MPI_ERR_NO_MEM;
 	}
 	he.queues = true;
+	mbmpi.waiting = &he.unexp.count;
 	for (int i = 0; i < he.nrails; i++)
 		if ((ret = he_rail_open(&he.rail[i])))
 			return ret;
@@ -723,6 +724,7 @@ static void he_fini(void)
 {
 	struct mbu_dlist *it;
 
+	mbmpi.waiting = NULL;
 	while ((it = mbu_dlist_pop(&he.retry))) {
 		struct he_op *o = (struct he_op *)mbu_container_of(it, struct mbmpi_fop, link);
 
@@ -1239,6 +1241,48 @@ static int he_recv(struct mbmpi_req *r)
 	return MPI_SUCCESS;
 }
 
+/* The engine's take: the oldest unexpected message this receive matches,
+ * if it is eager and fits, copied out with no request. A rendezvous or a
+ * message too long stays first in line for the ordinary receive. */
+static int he_take(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *buf, size_t len,
+		   MPI_Status *st)
+{
+	struct mbu_mentry *m = mbu_unexp_match(
+		&he.unexp, src == MPI_ANY_SOURCE ? MBU_SRC_ANY : (uint64_t)src,
+		he_key_tag(ctx, tag == MPI_ANY_TAG ? 0 : tag), tag == MPI_ANY_TAG ? 0xffffffffull : 0);
+	struct he_unexp *u;
+	int err = MPI_SUCCESS;
+
+	if (!m)
+		return -1;
+	u = mbu_container_of(m, struct he_unexp, e);
+	if (u->hdr.type != HE_EAGER || u->hdr.len > len)
+		return -1;
+	mbu_unexp_remove(&he.unexp, m);
+	if (u->hdr.src >= (uint32_t)c->size) {
+		fprintf(stderr, "matchbox mpi: host engine: dropped a message with a bad source %u\n",
+			u->hdr.src);
+		err = MPI_ERR_INTERN;
+		goto out;
+	}
+	if (u->hdr.len)
+		memcpy(buf, u->data, u->hdr.len);
+	st->MPI_SOURCE = (int)u->hdr.src;
+	st->MPI_TAG = u->hdr.tag;
+	st->mbmpi_cancelled = 0;
+	st->mbmpi_bytes = u->hdr.len;
+	if (u->hdr.flags & HE_F_SYNC) {
+		struct he_hdr h = {.type = HE_ACK, .magic = HE_MAGIC, .sid = u->hdr.sid};
+
+		if (he_frame(NULL, c->addr[u->hdr.src], &h, NULL, 0, NULL))
+			err = MPI_ERR_OTHER;
+	}
+out:
+	he_unexp_data_free(u);
+	mbu_pool_put(&he.unexp_pool, u);
+	return err;
+}
+
 static void he_on_match_frame(const struct he_hdr *h, const void *data)
 {
 	struct mbu_mentry *m = mbu_posted_match(&he.posted, h->src, he_key_tag(h->ctx, h->tag));
@@ -1624,6 +1668,7 @@ const struct mbmpi_engine mbmpi_host_engine = {
 	.probe = he_probe,
 	.cancel = he_cancel,
 	.inject = he_inject,
+	.take = he_take,
 	.progress = he_progress,
 	.getopt = he_getopt,
 	.fini = he_fini,

@@ -31,6 +31,9 @@ static struct {
 			     uint64_t tag, uint64_t ignore, void *context,
 			     struct fi_cq_tagged_entry *done);
 	struct fi_cq_tagged_entry now;
+	ssize_t (*trecv_take)(struct fid_ep *ep, void *buf, size_t len, fi_addr_t src,
+			      uint64_t tag, uint64_t ignore, uint64_t refuse,
+			      struct fi_cq_tagged_entry *done);
 } te;
 
 static int te_init(void)
@@ -87,8 +90,11 @@ static int te_init(void)
 		struct fi_matchbox_tagged_ops *ops = NULL;
 
 		if (!fi_open_ops(&te.x.ep->fid, FI_MATCHBOX_TAGGED_OPS, 0, (void **)&ops, NULL) &&
-		    ops && ops->size >= sizeof(*ops))
+		    ops && ops->size >= sizeof(*ops)) {
 			te.trecv_now = ops->trecv_now;
+			te.trecv_take = ops->trecv_take;
+			mbmpi.waiting = ops->waiting(te.x.ep);
+		}
 	}
 	return MPI_SUCCESS;
 }
@@ -99,6 +105,7 @@ static void te_fini(void)
 
 	while ((it = mbu_dlist_pop(&te.retry)))
 		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
+	mbmpi.waiting = NULL; /* it points into the endpoint */
 	mbmpi_fab_close(&te.x);
 	memset(&te, 0, sizeof(te));
 }
@@ -352,6 +359,39 @@ static int te_recv(struct mbmpi_req *r)
 	}
 	r->main = f;
 	return te_post(f);
+}
+
+static void te_ack(struct mbmpi_comm *c, int src, uint64_t tag);
+
+/* A receive that a waiting message completes at once (the engine's take).
+ * The first piece of a chunked message is refused: its pieces need a
+ * request to land through. So is anything while operations wait to be
+ * posted, which may include an earlier receive that matches first. */
+static int te_take(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *buf, size_t len,
+		   MPI_Status *st)
+{
+	struct fi_cq_tagged_entry e;
+	uint32_t from;
+
+	if (!mbu_dlist_empty(&te.retry))
+		return -1;
+	if (te.trecv_take(te.x.ep, buf, len, src == MPI_ANY_SOURCE ? FI_ADDR_UNSPEC : c->addr[src],
+			  mbmpi_tag(MBMPI_KIND_DATA, ctx, tag == MPI_ANY_TAG ? 0 : tag),
+			  MBMPI_FLAGS_MASK | (tag == MPI_ANY_TAG ? MBMPI_TAG_MASK : 0),
+			  MBMPI_FLAG_LARGE, &e) != 1)
+		return -1;
+	from = (uint32_t)e.data;
+	if (from >= (uint32_t)c->size) {
+		fprintf(stderr, "matchbox mpi: dropped a message with a bad source %u\n", from);
+		return MPI_ERR_INTERN;
+	}
+	if (e.tag & MBMPI_FLAG_SYNC)
+		te_ack(c, (int)from, e.tag);
+	st->MPI_SOURCE = (int)from;
+	st->MPI_TAG = (int)(e.tag & MBMPI_TAG_MASK);
+	st->mbmpi_cancelled = 0;
+	st->mbmpi_bytes = e.len;
+	return MPI_SUCCESS;
 }
 
 static void te_ack(struct mbmpi_comm *c, int src, uint64_t tag)
@@ -657,6 +697,7 @@ const struct mbmpi_engine mbmpi_tagged_engine = {
 	.probe = te_probe,
 	.cancel = te_cancel,
 	.inject = te_inject,
+	.take = te_take,
 	.progress = te_progress,
 	.getopt = te_getopt,
 	.fini = te_fini,

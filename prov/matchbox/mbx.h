@@ -736,6 +736,8 @@ static inline void mbx_ux_refresh(struct mbx_ep *ep)
 		mbx_ux_rekey_all(ep);
 }
 void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx);
+int mbx_proto_take(struct mbx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+		   uint64_t ignore, uint64_t refuse, struct fi_cq_tagged_entry *done);
 void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux);
 void mbx_ux_discard(struct mbx_ep *ep, struct mbx_ux *ux);
 /* Hand an unexpected message to a receive; true when `rx` is finished with. */

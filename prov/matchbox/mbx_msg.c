@@ -410,9 +410,48 @@ static ssize_t t_recv_now(struct fid_ep *fep, void *buf, size_t len, void *desc,
 	return t_recv_common(fep, buf, len, src, tag, ignore, context, done);
 }
 
+static ssize_t t_recv_take(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
+			   uint64_t tag, uint64_t ignore, uint64_t refuse,
+			   struct fi_cq_tagged_entry *done)
+{
+	struct mbx_ep *ep = ep_of(fep);
+	const uint64_t need = FI_RECV | FI_TAGGED;
+	ssize_t ret = 0;
+
+	if (!done || (!buf && len) || len > MBX_MAX_MSG_SIZE)
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if ((ep->caps & need) != need)
+		return -FI_EOPNOTSUPP;
+	mbx_lock(ep->dom);
+	if (!ep->tunexp.count)
+		goto out;
+	/* An address not yet resolved needs the ordinary path: the caller
+	 * posts. */
+	if (!ep->directed)
+		src = FI_ADDR_UNSPEC;
+	if (src != FI_ADDR_UNSPEC) {
+		if (src >= ep->av->count || !ep->av->tab[src].valid || !ep->av->tab[src].resolved)
+			goto out;
+		src = ep->av->tab[src].canon;
+	}
+	ret = mbx_proto_take(ep, buf, len, src, tag, ignore, refuse, done);
+out:
+	mbx_unlock(ep->dom);
+	return ret;
+}
+
+static const size_t *t_waiting(struct fid_ep *fep)
+{
+	return &ep_of(fep)->tunexp.count;
+}
+
 struct fi_matchbox_tagged_ops mbx_tagged_ext_ops = {
 	.size = sizeof(struct fi_matchbox_tagged_ops),
 	.trecv_now = t_recv_now,
+	.trecv_take = t_recv_take,
+	.waiting = t_waiting,
 };
 
 static ssize_t t_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t cnt,

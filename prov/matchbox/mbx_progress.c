@@ -1443,6 +1443,38 @@ void mbx_proto_recv_posted(struct mbx_ep *ep, struct mbx_rx *rx)
 	post_or_fail(ep, pq, rx);
 }
 
+/* trecv_take (fi_ext_matchbox.h): the oldest waiting message this receive
+ * matches, if it is whole here and fits, copied out with no receive entry,
+ * queue insertion or CQ entry. Anything else (nothing matches, the match is
+ * a rendezvous, too long, or carries a refused tag bit) is left where it
+ * is, so that the ordinary receive the caller posts next finds the same
+ * message first and MPI's order holds. */
+int mbx_proto_take(struct mbx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+		   uint64_t ignore, uint64_t refuse, struct fi_cq_tagged_entry *done)
+{
+	struct mbu_mentry *m;
+	struct mbx_ux *ux;
+
+	mbx_ux_refresh(ep);
+	m = mbu_unexp_match(&ep->tunexp, src, tag & ~ignore, ignore);
+	if (!m)
+		return 0;
+	ux = mbu_container_of(m, struct mbx_ux, m);
+	if (ux->op != MBX_OP_EAGER || ux->size > len || (ux->tag & refuse))
+		return 0;
+	mbu_unexp_remove(&ep->tunexp, m);
+	if (ux->wflags & MBX_WF_ACKREQ)
+		send_ctrl(ep, ux->peer, MBX_OP_ACK, ux->id, 0, 0);
+	if (ux->size)
+		memcpy(buf, ux->buf, ux->size);
+	*done = (struct fi_cq_tagged_entry){
+		.flags = FI_RECV | FI_TAGGED | ((ux->wflags & MBX_WF_CQDATA) ? FI_REMOTE_CQ_DATA : 0),
+		.len = ux->size, .buf = buf, .data = ux->data, .tag = ux->tag};
+	mbx_cntr_inc(ep->rx_cntr);
+	mbx_ux_free(ep, ux);
+	return 1;
+}
+
 static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 {
 	const struct mbx_wire *w = (const struct mbx_wire *)f;

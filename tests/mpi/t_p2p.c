@@ -638,6 +638,65 @@ static void small_isends(void)
 	}
 }
 
+/* Receives of messages already waiting on the receiver's side, which our
+ * library completes inside MPI_Recv and MPI_Irecv (no request, or one born
+ * complete), must keep MPI's order: a rendezvous that came first, or a
+ * chunked message whose small first piece came first (t_p2p-chunked), is
+ * received before a later small message with the same tag. Also a
+ * synchronous send met by such a receive, and wildcards. Rank 0 sends to
+ * rank 1; rank 1 receives only once the last message shows in a probe. */
+static void waiting_messages(void)
+{
+	enum { NBIG = 65536 + 2 }; /* one chunk of 64 KiB and 8 bytes */
+	static int big[NBIG], in[NBIG];
+	int v[3], cnt, flag = 0;
+	MPI_Request rq[2];
+	MPI_Status st;
+
+	if (size < 2)
+		return;
+	if (rank == 0) {
+		int a[3] = {20, 1, 2}, b[3] = {21, 1, 2}, c[3] = {23, 1, 2}, d[3] = {24, 1, 2},
+		    e[3] = {25, 1, 2}, f[3] = {26, 1, 2};
+
+		fill(big, NBIG, 21);
+		CHECK_MPI(MPI_Send(a, 3, MPI_INT, 1, 20, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Isend(big, NBIG, MPI_INT, 1, 21, MPI_COMM_WORLD, &rq[0]));
+		CHECK_MPI(MPI_Send(b, 3, MPI_INT, 1, 21, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Issend(c, 3, MPI_INT, 1, 23, MPI_COMM_WORLD, &rq[1]));
+		CHECK_MPI(MPI_Send(d, 3, MPI_INT, 1, 24, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Send(e, 3, MPI_INT, 1, 25, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Send(f, 3, MPI_INT, 1, 26, MPI_COMM_WORLD));
+		CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+	} else if (rank == 1) {
+		while (!flag)
+			CHECK_MPI(MPI_Iprobe(0, 26, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Recv(v, 3, MPI_INT, 0, 20, MPI_COMM_WORLD, &st));
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(cnt == 3 && v[0] == 20 && v[2] == 2 && st.MPI_SOURCE == 0 && st.MPI_TAG == 20);
+		/* The large message first, though the small one waits whole. */
+		CHECK_MPI(MPI_Recv(in, NBIG, MPI_INT, 0, 21, MPI_COMM_WORLD, &st));
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(cnt == NBIG && same(in, NBIG, 21));
+		CHECK_MPI(MPI_Irecv(v, 3, MPI_INT, 0, 21, MPI_COMM_WORLD, &rq[0]));
+		CHECK_MPI(MPI_Wait(&rq[0], &st));
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(cnt == 3 && v[0] == 21 && st.MPI_TAG == 21 && rq[0] == MPI_REQUEST_NULL);
+		/* Its sender waits for this match. */
+		CHECK_MPI(MPI_Recv(v, 3, MPI_INT, 0, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(v[0] == 23);
+		/* Any tag: the oldest of 24, 25 and 26. */
+		CHECK_MPI(MPI_Recv(v, 3, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+		CHECK(v[0] == 24 && st.MPI_TAG == 24);
+		CHECK_MPI(MPI_Irecv(v, 3, MPI_INT, MPI_ANY_SOURCE, 25, MPI_COMM_WORLD, &rq[0]));
+		CHECK_MPI(MPI_Wait(&rq[0], &st));
+		CHECK(v[0] == 25 && st.MPI_SOURCE == 0 && st.MPI_TAG == 25);
+		CHECK_MPI(MPI_Recv(v, 3, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+		CHECK(v[0] == 26 && st.MPI_SOURCE == 0 && st.MPI_TAG == 26);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -653,5 +712,6 @@ int main(int argc, char **argv)
 	large();
 	eager_limits();
 	small_isends();
+	waiting_messages();
 	return mt_finish("t_p2p");
 }

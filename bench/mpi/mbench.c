@@ -2,9 +2,10 @@
  * MPI micro-benchmarks in the style of the usual suites, written against the
  * standard API only, so the same source builds with our mpicc, Open MPI's and
  * MPICH's and the figures compare like with like. One program, one test per
- * run: mbench lat|bw|bibw|rate|allreduce|bcast|alltoall|barrier|halo|cg|init
+ * run: mbench lat|bw|bibw|rate|late|allreduce|bcast|alltoall|barrier|halo|cg|init
  * [bytes].
- * Rank 0 prints "test bytes value unit" lines; init prints every rank's time.
+ * Rank 0 prints "test bytes value unit" lines (late: rank 1, the receiver);
+ * init prints every rank's time.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -127,6 +128,39 @@ static void rate(void)
 	}
 	if (rank == 0)
 		printf("rate 8 %.3f Mmsg/s\n", (double)WINDOW * it / (MPI_Wtime() - t0) / 1e6);
+}
+
+/* Receiving messages that are already there (the unexpected path): rank 0
+ * sends a window of 8-byte messages and a last one that says so; once
+ * rank 1 has that last one, it times MPI_Recv of the window alone. Prints
+ * the receiver's time per message. */
+static void late(void)
+{
+	char s[8] = {0}, r[8 * WINDOW];
+	int it = 5000, warm = 500, ack = 0;
+	double spent = 0;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < it + warm; i++) {
+		if (rank == 0) {
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Send(s, 8, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
+			MPI_Send(s, 8, MPI_CHAR, 1, 6, MPI_COMM_WORLD);
+			MPI_Recv(&ack, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			double t0;
+
+			MPI_Recv(r, 8, MPI_CHAR, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			t0 = MPI_Wtime();
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Recv(r + 8 * w, 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (i >= warm)
+				spent += MPI_Wtime() - t0;
+			MPI_Send(&ack, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+		}
+	}
+	if (rank == 1)
+		printf("late 8 %.1f ns/msg\n", spent / ((double)WINDOW * it) * 1e9);
 }
 
 static void coll_once(const char *what, double *a, double *b, int n)
@@ -290,6 +324,8 @@ int main(int argc, char **argv)
 		bw(bytes, 1);
 	else if (!strcmp(what, "rate"))
 		rate();
+	else if (!strcmp(what, "late"))
+		late();
 	else if (!strcmp(what, "halo") || !strcmp(what, "cg"))
 		app(what, bytes);
 	else

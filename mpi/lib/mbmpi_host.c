@@ -425,9 +425,10 @@ static int he_post(struct he_op *o)
 
 /* A frame to the rank communicators call addr: the header, and the payload
  * sent from where it lies (or, for a provider without two-piece sends,
- * from a copy). */
+ * from a copy). A pooled payload is a fragment buffer (he.frags), given
+ * back once the frame no longer needs it, whatever happens to the frame. */
 static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t hlen,
-		      const void *payload, size_t plen, struct he_rdv *rdv, void *bounce)
+		      const void *payload, size_t plen, struct he_rdv *rdv, bool pooled)
 {
 	struct he_rail *rl = he_route(addr, &addr);
 	struct he_op *o;
@@ -450,7 +451,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 					mbmpi.world_rank, fi_strerror((int)-ret));
 				err = MPI_ERR_OTHER;
 			}
-			goto out;	/* (the bounce is free again either way) */
+			goto out;	/* (a pooled payload is free again either way) */
 		}
 	}
 	o = he_op_new(HE_OP_FRAME, r, rl);
@@ -461,7 +462,7 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 	o->payload = payload;
 	o->plen = plen;
 	o->rdv = rdv;
-	o->bounce = bounce;
+	o->bounce = pooled ? (void *)payload : NULL;
 	o->f.addr = addr;
 	if (plen && !rl->iov2) {
 		o->f.buf = malloc(hlen + plen);
@@ -478,15 +479,15 @@ static int he_frame_h(struct mbmpi_req *r, fi_addr_t addr, const void *h, size_t
 		rdv->pending++;
 	return he_post(o);
 out:
-	if (bounce)
-		mbu_pool_put(&he.frags, bounce);
+	if (pooled)
+		mbu_pool_put(&he.frags, (void *)payload);
 	return err;
 }
 
 static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
 		    const void *payload, size_t plen, struct he_rdv *rdv)
 {
-	return he_frame_h(r, addr, h, sizeof(*h), payload, plen, rdv, NULL);
+	return he_frame_h(r, addr, h, sizeof(*h), payload, plen, rdv, false);
 }
 
 /* ---- Set-up ---- */
@@ -882,7 +883,7 @@ static int he_send(struct mbmpi_req *r)
 		struct he_short sh = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = r->ctx,
 				      .src = (uint32_t)c->rank, .tag = r->tag};
 
-		if ((ret = he_frame_h(r, addr, &sh, sizeof(sh), r->cbuf, r->clen, NULL, NULL)))
+		if ((ret = he_frame_h(r, addr, &sh, sizeof(sh), r->cbuf, r->clen, NULL, false)))
 			r->err = ret;
 		goto out;
 	}
@@ -978,6 +979,13 @@ static void he_rdv_free(struct he_rdv *v)
 	mbu_pool_put(&he.rdvs, v);
 }
 
+/* The header of the fragment of v's message at off: at most most bytes. */
+static struct he_hdr he_data_hdr(const struct he_rdv *v, size_t off, size_t most)
+{
+	return (struct he_hdr){.type = HE_DATA, .magic = HE_MAGIC, .rid = v->peer_id, .off = off,
+			       .len = v->len - off < most ? v->len - off : most};
+}
+
 /* A non-contiguous message's next fragments, each packed into a buffer of
  * its own, up to HE_FRAG_DEPTH in flight; each one's completion sends the
  * next (he_op_done). */
@@ -994,9 +1002,7 @@ static void he_frag_fill(struct he_rdv *v)
 		most = HE_FRAG_MAX;
 
 	while (v->next < v->len && v->pending <= HE_FRAG_DEPTH && !r->err) {
-		struct he_hdr d = {.type = HE_DATA, .magic = HE_MAGIC, .rid = v->peer_id,
-				   .off = v->next,
-				   .len = v->len - v->next < most ? v->len - v->next : most};
+		struct he_hdr d = he_data_hdr(v, v->next, most);
 		void *b = mbu_pool_get(&he.frags);
 
 		if (!b) {
@@ -1005,7 +1011,7 @@ static void he_frag_fill(struct he_rdv *v)
 		}
 		mbmpi_dt_part(&v->cur, r->buf, (size_t)r->count, r->dt, d.off, b, d.len, true);
 		v->next += d.len;
-		if (he_frame_h(NULL, v->addr, &d, sizeof(d), b, d.len, v, b)) {
+		if (he_frame_h(NULL, v->addr, &d, sizeof(d), b, d.len, v, true)) {
 			r->err = MPI_ERR_OTHER;
 			break;
 		}
@@ -1029,8 +1035,7 @@ static void he_on_cts(const struct he_hdr *h)
 	if (r->frag)
 		he_frag_fill(v);
 	for (size_t off = 0; !r->frag && off < v->len; off += he.eager) {
-		struct he_hdr d = {.type = HE_DATA, .magic = HE_MAGIC, .rid = h->rid, .off = off,
-				   .len = v->len - off < he.eager ? v->len - off : he.eager};
+		struct he_hdr d = he_data_hdr(v, off, he.eager);
 
 		if (he_frame(NULL, v->addr, &d, (char *)r->cbuf + off, d.len, v)) {
 			r->err = MPI_ERR_OTHER;

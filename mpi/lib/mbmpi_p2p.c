@@ -52,11 +52,13 @@ void mbmpi_fop_free(struct mbmpi_fop *f)
 	mbu_pool_put(&mbmpi_fop_pool, f);
 }
 
-struct mbmpi_req *mbmpi_req_alloc(void)
+/* Inline for this file's every receive and send; mbmpi_req_alloc for the
+ * rest of the library. */
+static inline __attribute__((always_inline)) struct mbmpi_req *mbmpi_req_get(void)
 {
 	struct mbmpi_req *r;
 
-	if (mbmpi_pools())
+	if (MBMPI_UNLIKELY(!mbmpi_pools_ready) && mbmpi_pools())
 		return NULL;
 	r = mbu_pool_get(&mbmpi_req_pool);
 	if (r) {
@@ -64,6 +66,11 @@ struct mbmpi_req *mbmpi_req_alloc(void)
 		mbu_dlist_init(&r->link);
 	}
 	return r;
+}
+
+struct mbmpi_req *mbmpi_req_alloc(void)
+{
+	return mbmpi_req_get();
 }
 
 void mbmpi_status_empty(MPI_Status *st)
@@ -252,7 +259,8 @@ static void mbmpi_req_proc_null(struct mbmpi_req *r)
  * contiguous bytes, through a bounce buffer when the layout is not (packed
  * now for a send, unpacked on completion for a receive). *nothing is set
  * for MPI_PROC_NULL, which completes at once. */
-static int mbmpi_stage(struct mbmpi_req *r, bool send, bool *nothing)
+static inline __attribute__((always_inline)) int mbmpi_stage(struct mbmpi_req *r, bool send,
+							      bool *nothing)
 {
 	struct mbmpi_dtype *d = r->dt;
 	size_t bytes = (size_t)r->count * d->size;
@@ -308,10 +316,11 @@ static int mbmpi_start_recv(struct mbmpi_req *r)
 	return ret || nothing ? ret : mbmpi.eng->recv(r);
 }
 
-static struct mbmpi_req *mbmpi_req_new(int kind, const void *buf, int count, struct mbmpi_dtype *dt,
-				       int peer, int tag, struct mbmpi_comm *c, uint32_t ctx, int mode)
+static inline __attribute__((always_inline)) struct mbmpi_req *
+mbmpi_req_new(int kind, const void *buf, int count, struct mbmpi_dtype *dt, int peer, int tag,
+	      struct mbmpi_comm *c, uint32_t ctx, int mode)
 {
-	struct mbmpi_req *r = mbmpi_req_alloc();
+	struct mbmpi_req *r = mbmpi_req_get();
 
 	if (!r)
 		return NULL;

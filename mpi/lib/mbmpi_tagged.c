@@ -352,6 +352,24 @@ static int te_recv(struct mbmpi_req *r)
 {
 	struct mbmpi_fop *f = te_recv_fop(r);
 
+	/* The common receive, straight to the provider: te_post and
+	 * te_issue's dispatch would only choose this same call. */
+	if (MBMPI_LIKELY(f && !f->flags && te.trecv_now && mbu_dlist_empty(&te.retry))) {
+		ssize_t ret;
+
+		r->main = f;
+		ret = te.trecv_now(te.x.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
+				   &f->ctx, &te.now);
+		if (ret == 0)
+			return MPI_SUCCESS;
+		if (ret == 1) {
+			struct fi_cq_tagged_entry e = te.now;
+
+			te_complete(f, &e, 0, 0);
+			return MPI_SUCCESS;
+		}
+		r->main = NULL;
+	}
 	if (!f) {
 		r->err = MPI_ERR_NO_MEM;
 		mbmpi_req_done(r);

@@ -1069,12 +1069,18 @@ static void he_fill_status(struct mbmpi_req *r, const struct he_hdr *h)
 		r->err = MPI_ERR_TRUNCATE;
 }
 
-static void he_send_ctl(struct mbmpi_req *r, int type, const struct he_hdr *about, uint64_t rid)
+/* A control frame about a message (whose header is about) to its sender. */
+static int he_ctl(struct mbmpi_comm *c, int type, const struct he_hdr *about, uint64_t rid)
 {
 	struct he_hdr h = {.type = (uint8_t)type, .magic = HE_MAGIC, .sid = about->sid,
 			   .rid = rid};
 
-	if (he_frame(NULL, r->comm->addr[about->src], &h, NULL, 0, NULL))
+	return he_frame(NULL, c->addr[about->src], &h, NULL, 0, NULL);
+}
+
+static void he_send_ctl(struct mbmpi_req *r, int type, const struct he_hdr *about, uint64_t rid)
+{
+	if (he_ctl(r->comm, type, about, rid))
 		r->err = MPI_ERR_OTHER;
 }
 
@@ -1276,12 +1282,8 @@ static int he_take(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *b
 	st->MPI_TAG = u->hdr.tag;
 	st->mbmpi_cancelled = 0;
 	st->mbmpi_bytes = u->hdr.len;
-	if (u->hdr.flags & HE_F_SYNC) {
-		struct he_hdr h = {.type = HE_ACK, .magic = HE_MAGIC, .sid = u->hdr.sid};
-
-		if (he_frame(NULL, c->addr[u->hdr.src], &h, NULL, 0, NULL))
-			err = MPI_ERR_OTHER;
-	}
+	if ((u->hdr.flags & HE_F_SYNC) && he_ctl(c, HE_ACK, &u->hdr, 0))
+		err = MPI_ERR_OTHER;
 out:
 	he_unexp_data_free(u);
 	mbu_pool_put(&he.unexp_pool, u);

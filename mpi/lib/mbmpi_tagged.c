@@ -124,6 +124,15 @@ static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
 			size_t olen);
 
+/* A receive that completed inside trecv_now: its entry is copied out of
+ * te.now first, since completing it may post (and complete) another. */
+static void te_complete_now(struct mbmpi_fop *f)
+{
+	struct fi_cq_tagged_entry e = te.now;
+
+	te_complete(f, &e, 0, 0);
+}
+
 /* Hands one operation to the provider: 0 posted; 1 when it must wait for
  * resources; 2 for a receive that completed in the call (te.now holds its
  * entry); or a negative fi_errno. */
@@ -193,9 +202,7 @@ static int te_post(struct mbmpi_fop *f)
 	if (mbu_dlist_empty(&te.retry)) {
 		ret = te_issue(f);
 		if (ret == 2) {
-			struct fi_cq_tagged_entry e = te.now;
-
-			te_complete(f, &e, 0, 0);
+			te_complete_now(f);
 			return MPI_SUCCESS;
 		}
 		if (ret <= 0) {
@@ -363,9 +370,7 @@ static int te_recv(struct mbmpi_req *r)
 		if (ret == 0)
 			return MPI_SUCCESS;
 		if (ret == 1) {
-			struct fi_cq_tagged_entry e = te.now;
-
-			te_complete(f, &e, 0, 0);
+			te_complete_now(f);
 			return MPI_SUCCESS;
 		}
 		r->main = NULL;
@@ -557,9 +562,7 @@ static int te_progress(void)
 			break;
 		mbu_dlist_remove(it);
 		if (ret == 2) {
-			struct fi_cq_tagged_entry e = te.now;
-
-			te_complete(f, &e, 0, 0);
+			te_complete_now(f);
 		} else if (ret < 0) {
 			if (f->req)
 				f->req->err = MPI_ERR_OTHER;

@@ -397,6 +397,33 @@ struct mbmpi_rma_count {
 	int err;
 };
 
+/* One outstanding fabric operation; its context is what libfabric returns. */
+enum mbmpi_fop_type {
+	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
+	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA
+};
+
+struct mbmpi_fop {
+	struct fi_context2 ctx;
+	int type;
+	struct mbmpi_req *req;
+	void *buf;
+	size_t len;
+	fi_addr_t addr;
+	uint64_t tag, ignore, data, flags;
+	struct mbu_dlist link;   /* retry queue */
+	/* one-sided: remote address in data, and these */
+	uint64_t key;
+	void *res;
+	const void *cmp;
+	int rkind, fdt, fop;
+	/* peek results */
+	bool done, found;
+	int err;
+	uint64_t rtag, rdata;
+	size_t rlen;
+};
+
 struct mbmpi_req {
 	int kind;
 	int mode;
@@ -427,36 +454,15 @@ struct mbmpi_req {
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */
 	struct mbmpi_rma_count *rma_cnt; /* RMA: the window's count for the target */
 	void *eng;                 /* the engine's own state (host engine: the posted entry) */
-	struct mbmpi_greq greq;
-	struct mbu_dlist link;     /* bsend list, or the pending buffer flushes */
+	/* A new request is cleared only up to here (clearing is a tenth of a
+	 * posted receive's instructions): what follows is written before it
+	 * is read by what uses it. */
+	/* The tagged engine's receive itself, so that the common receive takes
+	 * nothing from the operation pool. */
+	struct mbmpi_fop own;
+	struct mbmpi_greq greq;    /* set whole by MPI_Grequest_start */
+	struct mbu_dlist link;     /* bsend list, or the pending buffer flushes (initialised empty) */
 	uint64_t bseq;             /* bsend: its number; buffer flush: the last it waits for */
-};
-
-/* One outstanding fabric operation; its context is what libfabric returns. */
-enum mbmpi_fop_type {
-	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
-	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA
-};
-
-struct mbmpi_fop {
-	struct fi_context2 ctx;
-	int type;
-	struct mbmpi_req *req;
-	void *buf;
-	size_t len;
-	fi_addr_t addr;
-	uint64_t tag, ignore, data, flags;
-	struct mbu_dlist link;   /* retry queue */
-	/* one-sided: remote address in data, and these */
-	uint64_t key;
-	void *res;
-	const void *cmp;
-	int rkind, fdt, fop;
-	/* peek results */
-	bool done, found;
-	int err;
-	uint64_t rtag, rdata;
-	size_t rlen;
 };
 
 struct mbmpi_msg {
@@ -711,6 +717,19 @@ void mbmpi_req_free(struct mbmpi_req *r);
 extern struct mbmpi_req mbmpi_req_sent;
 struct mbmpi_req *mbmpi_req_alloc(void);
 void mbmpi_req_done(struct mbmpi_req *r);
+/* mbmpi_req_done, with the common request (nothing to unpack, count or
+ * release) finished inline. The flags are read before `complete` is
+ * written, as mbmpi_req_done explains. */
+static inline void mbmpi_req_finish(struct mbmpi_req *r)
+{
+	if (MBMPI_LIKELY(!r->tmp && !r->rma_cnt && !r->internal && !r->user_freed &&
+			 !mbmpi.pv_started)) {
+		r->status.MPI_ERROR = r->err;
+		r->complete = true;
+		return;
+	}
+	mbmpi_req_done(r);
+}
 /* The next non-blocking collective started takes sequence number seq and
  * runs in request into, instead of the communicator's next and a new one. */
 void mbmpi_nbc_pin(bool on, uint32_t seq, struct mbmpi_req *into);

@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) struct mbmpi_req *mbmpi_req_get(voi
 		return NULL;
 	r = mbu_pool_get(&mbmpi_req_pool);
 	if (r) {
-		memset(r, 0, sizeof(*r));
+		memset(r, 0, offsetof(struct mbmpi_req, own));
 		mbu_dlist_init(&r->link);
 	}
 	return r;
@@ -308,7 +308,7 @@ static int mbmpi_start_send(struct mbmpi_req *r)
 	return ret || nothing ? ret : mbmpi.eng->send(r);
 }
 
-static int mbmpi_start_recv(struct mbmpi_req *r)
+static inline __attribute__((always_inline)) int mbmpi_start_recv(struct mbmpi_req *r)
 {
 	bool nothing;
 	int ret = mbmpi_stage(r, false, &nothing);
@@ -355,8 +355,10 @@ int mbmpi_isend(const void *buf, int count, struct mbmpi_dtype *dt, int dest, in
 	return MPI_SUCCESS;
 }
 
-int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
-		struct mbmpi_comm *c, uint32_t ctx, struct mbmpi_req **out)
+/* Inline in MPI_Irecv and MPI_Recv; mbmpi_irecv for the rest of the library. */
+static inline __attribute__((always_inline)) int
+mbmpi_irecv_in(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
+	       struct mbmpi_comm *c, uint32_t ctx, struct mbmpi_req **out)
 {
 	struct mbmpi_req *r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, dt, src, tag, c, ctx, 0);
 	int ret;
@@ -370,6 +372,12 @@ int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
 	}
 	*out = r;
 	return MPI_SUCCESS;
+}
+
+int mbmpi_irecv(void *buf, int count, struct mbmpi_dtype *dt, int src, int tag,
+		struct mbmpi_comm *c, uint32_t ctx, struct mbmpi_req **out)
+{
+	return mbmpi_irecv_in(buf, count, dt, src, tag, c, ctx, out);
 }
 
 /* ---- Completion ---- */
@@ -408,7 +416,8 @@ static int mbmpi_greq_query(struct mbmpi_req *r)
 	return e;
 }
 
-static int mbmpi_retire(MPI_Request *h, MPI_Status *st, bool with_error)
+static inline __attribute__((always_inline)) int mbmpi_retire(MPI_Request *h, MPI_Status *st,
+							   bool with_error)
 {
 	struct mbmpi_req *r = *h;
 	int err;
@@ -1117,7 +1126,7 @@ static int mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int
 		if (ret >= 0)
 			return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 	}
-	ret = mbmpi_irecv(buf, count, mbmpi_dt(dt), src, tag, c, c->ctx, &r);
+	ret = mbmpi_irecv_in(buf, count, mbmpi_dt(dt), src, tag, c, c->ctx, &r);
 	if (ret)
 		return MBMPI_ERR(c, ret);
 	if (out) {

@@ -182,15 +182,16 @@ static int te_issue(struct mbmpi_fop *f)
 	return (int)ret;
 }
 
-static void te_op_finished(struct mbmpi_fop *f)
+static inline void te_op_finished(struct mbmpi_fop *f)
 {
 	struct mbmpi_req *r = f->req;
 
 	if (r && r->main == f)
 		r->main = NULL;
-	mbmpi_fop_free(f);
+	if (!r || f != &r->own)
+		mbmpi_fop_free(f);
 	if (r && --r->outstanding == 0)
-		mbmpi_req_done(r);
+		mbmpi_req_finish(r);
 }
 
 /* Posts in order: once anything waits, later operations wait behind it, so
@@ -343,9 +344,12 @@ static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
 		f->flags = FI_CLAIM;
 		r->outstanding++;
 	} else {
-		f = te_fop(r, MBMPI_FOP_RECV);
-		if (!f)
-			return NULL;
+		f = &r->own;
+		f->type = MBMPI_FOP_RECV;
+		f->req = r;
+		f->flags = 0;
+		f->data = 0;
+		r->outstanding++;
 		f->addr = r->peer == MPI_ANY_SOURCE ? FI_ADDR_UNSPEC : r->comm->addr[r->peer];
 		f->tag = mbmpi_tag(MBMPI_KIND_DATA, r->ctx, r->tag == MPI_ANY_TAG ? 0 : r->tag);
 		f->ignore = MBMPI_FLAGS_MASK | (r->tag == MPI_ANY_TAG ? MBMPI_TAG_MASK : 0);
@@ -433,6 +437,30 @@ static void te_ack(struct mbmpi_comm *c, int src, uint64_t tag)
 	te_post(f);
 }
 
+static inline void te_status(struct mbmpi_req *r, uint32_t src, uint64_t tag, size_t placed)
+{
+	r->status.MPI_SOURCE = (int)src;
+	r->status.MPI_TAG = (int)(tag & MBMPI_TAG_MASK);
+	/* Providers differ in what len says for a truncated receive; never more than fits. */
+	r->status.mbmpi_bytes = placed < r->clen ? placed : r->clen;
+}
+
+/* The common receive's completion, inline in te_progress's loop: a whole
+ * message from a valid source with nothing to acknowledge or to follow.
+ * False for anything else, which te_complete handles. */
+static inline bool te_recv_plain(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e)
+{
+	struct mbmpi_req *r = f->req;
+	uint32_t src = (uint32_t)e->data;
+
+	if (f->type != MBMPI_FOP_RECV || (e->tag & (MBMPI_FLAG_SYNC | MBMPI_FLAG_LARGE)) ||
+	    src >= (uint32_t)r->comm->size || te_ctx_of(e->tag) != r->ctx)
+		return false;
+	te_status(r, src, e->tag, e->len);
+	te_op_finished(f);
+	return true;
+}
+
 /* A matched first piece: fill the status, acknowledge a synchronous send and
  * post the continuation pieces of a chunked message. */
 static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err,
@@ -460,10 +488,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		te_op_finished(f);
 		return;
 	}
-	r->status.MPI_SOURCE = (int)src;
-	r->status.MPI_TAG = (int)(tag & MBMPI_TAG_MASK);
-	/* Providers differ in what len says for a truncated receive; never more than fits. */
-	r->status.mbmpi_bytes = placed < r->clen ? placed : r->clen;
+	te_status(r, src, tag, placed);
 	if (err == FI_ETRUNC)
 		r->err = MPI_ERR_TRUNCATE;
 	if (tag & MBMPI_FLAG_SYNC)
@@ -573,10 +598,13 @@ static int te_progress(void)
 	}
 	n = fi_cq_read(te.x.cq, e, 16);
 	if (n > 0) {
-		for (ssize_t i = 0; i < n; i++)
-			te_complete(mbu_container_of((struct fi_context2 *)e[i].op_context,
-						     struct mbmpi_fop, ctx),
-				    &e[i], 0, 0);
+		for (ssize_t i = 0; i < n; i++) {
+			struct mbmpi_fop *f = mbu_container_of((struct fi_context2 *)e[i].op_context,
+							       struct mbmpi_fop, ctx);
+
+			if (!te_recv_plain(f, &e[i]))
+				te_complete(f, &e[i], 0, 0);
+		}
 		done += (int)n;
 	} else if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};

@@ -673,7 +673,17 @@ extern struct fi_ops_collective mbx_coll_ops;
 /* Wire-level entry points used by the data calls (mbx_progress.c). */
 struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a);
 /* Resolves an fi_addr_t for a data call, with the domain lock held. */
-struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest);
+struct mbx_peer *mbx_peer_lookup(struct mbx_ep *ep, fi_addr_t dest);
+/* The peer behind an address. Every change to the AV moves its generation,
+ * so an address cached under the current one is still valid and resolved:
+ * that common case is inline, the rest is mbx_peer_lookup. */
+static inline struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest)
+{
+	if (__builtin_expect(dest < ep->fiaddr_cap && ep->fiaddr_gen == ep->av->gen &&
+			     ep->fiaddr_peer[dest] != NULL, 1))
+		return ep->fiaddr_peer[dest];
+	return mbx_peer_lookup(ep, dest);
+}
 /* An RMA write (op MBX_OP_WRITE) or read (MBX_OP_READ) toward p. */
 /* One RMA or atomic operation, checked by its caller, for mbx_proto_rma. */
 struct mbx_rma_req {

@@ -152,6 +152,23 @@ static ssize_t cq_drain(struct mbx_cq *cq, void *buf, size_t count, fi_addr_t *s
 
 	if (!mbu_dlist_empty(&cq->errs))
 		return -FI_EAVAIL;
+	/* The tagged format without addresses is what MPI reads: copied
+	 * straight, not through convert()'s switch per entry. */
+	if (cq->format == FI_CQ_FORMAT_TAGGED && !src) {
+		struct fi_cq_tagged_entry *t = buf;
+		size_t take = count < cq->count ? count : cq->count;
+
+		for (n = 0; n < take; n++) {
+			const struct mbx_cqe *e = &cq->ring[(cq->head + n) & (cq->cap - 1)];
+
+			t[n] = (struct fi_cq_tagged_entry){
+				.op_context = e->context, .flags = e->flags, .len = e->len,
+				.buf = e->buf, .data = e->data, .tag = e->tag};
+		}
+		cq->head = (cq->head + take) & (cq->cap - 1);
+		cq->count -= take;
+		return n ? (ssize_t)n : -FI_EAGAIN;
+	}
 	while (n < count && cq->count) {
 		struct mbx_cqe *e = &cq->ring[cq->head];
 

@@ -18,7 +18,8 @@ static inline struct mbx_ep *ep_of(struct fid_ep *fep)
 	return mbu_container_of(fep, struct mbx_ep, ep);
 }
 
-static int iov_check(const struct iovec *iov, size_t cnt, size_t *len)
+static inline __attribute__((always_inline)) int iov_check(const struct iovec *iov, size_t cnt,
+							     size_t *len)
 {
 	size_t i, n = 0;
 
@@ -35,7 +36,7 @@ static int iov_check(const struct iovec *iov, size_t cnt, size_t *len)
 	return 0;
 }
 
-struct mbx_peer *mbx_peer_of(struct mbx_ep *ep, fi_addr_t dest)
+struct mbx_peer *mbx_peer_lookup(struct mbx_ep *ep, fi_addr_t dest)
 {
 	struct mbx_av *av = ep->av;
 	struct mbx_peer *p;

@@ -955,8 +955,12 @@ static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt,
 
 /* ---- The send and receive calls ---- */
 
-static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-			     MPI_Comm comm, int mode, MPI_Request *out, bool persistent)
+/* Inline in MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv, whose mode and
+ * flags are constants there (about 20 instructions a call); the other
+ * modes share one copy (mbmpi_send_other). */
+static inline __attribute__((always_inline)) int
+mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		  int mode, MPI_Request *out, bool persistent)
 {
 	struct mbmpi_comm *c;
 	struct mbmpi_req *r;
@@ -1026,29 +1030,36 @@ static int mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int de
 	return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
 }
 
-#define MBMPI_SEND_FN(name, mode, reqarg, reqval, pers)                                        \
+static __attribute__((noinline)) int mbmpi_send_other(const void *buf, int count, MPI_Datatype dt,
+						     int dest, int tag, MPI_Comm comm, int mode,
+						     MPI_Request *out, bool persistent)
+{
+	return mbmpi_send_common(buf, count, dt, dest, tag, comm, mode, out, persistent);
+}
+
+#define MBMPI_SEND_FN(name, mode, reqarg, reqval, pers, fn)                                    \
 	int PMPI_##name(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
 			MPI_Comm comm reqarg)                                                   \
 	{                                                                                       \
 		MBMPI_GUARD();                                                                  \
-		return mbmpi_send_common(buf, count, dt, dest, tag, comm, mode, reqval, pers);  \
+		return fn(buf, count, dt, dest, tag, comm, mode, reqval, pers);                 \
 	}                                                                                       \
 	MBMPI_ALIAS(name)
 
 #define MBMPI_NOREQ
 #define MBMPI_REQ , MPI_Request *req
-MBMPI_SEND_FN(Send, MBMPI_STD, MBMPI_NOREQ, NULL, false)
-MBMPI_SEND_FN(Ssend, MBMPI_SYNC, MBMPI_NOREQ, NULL, false)
-MBMPI_SEND_FN(Rsend, MBMPI_READY, MBMPI_NOREQ, NULL, false)
-MBMPI_SEND_FN(Bsend, MBMPI_BUF, MBMPI_NOREQ, NULL, false)
-MBMPI_SEND_FN(Isend, MBMPI_STD, MBMPI_REQ, req, false)
-MBMPI_SEND_FN(Issend, MBMPI_SYNC, MBMPI_REQ, req, false)
-MBMPI_SEND_FN(Irsend, MBMPI_READY, MBMPI_REQ, req, false)
-MBMPI_SEND_FN(Ibsend, MBMPI_BUF, MBMPI_REQ, req, false)
-MBMPI_SEND_FN(Send_init, MBMPI_STD, MBMPI_REQ, req, true)
-MBMPI_SEND_FN(Ssend_init, MBMPI_SYNC, MBMPI_REQ, req, true)
-MBMPI_SEND_FN(Rsend_init, MBMPI_READY, MBMPI_REQ, req, true)
-MBMPI_SEND_FN(Bsend_init, MBMPI_BUF, MBMPI_REQ, req, true)
+MBMPI_SEND_FN(Send, MBMPI_STD, MBMPI_NOREQ, NULL, false, mbmpi_send_common)
+MBMPI_SEND_FN(Ssend, MBMPI_SYNC, MBMPI_NOREQ, NULL, false, mbmpi_send_other)
+MBMPI_SEND_FN(Rsend, MBMPI_READY, MBMPI_NOREQ, NULL, false, mbmpi_send_other)
+MBMPI_SEND_FN(Bsend, MBMPI_BUF, MBMPI_NOREQ, NULL, false, mbmpi_send_other)
+MBMPI_SEND_FN(Isend, MBMPI_STD, MBMPI_REQ, req, false, mbmpi_send_common)
+MBMPI_SEND_FN(Issend, MBMPI_SYNC, MBMPI_REQ, req, false, mbmpi_send_other)
+MBMPI_SEND_FN(Irsend, MBMPI_READY, MBMPI_REQ, req, false, mbmpi_send_other)
+MBMPI_SEND_FN(Ibsend, MBMPI_BUF, MBMPI_REQ, req, false, mbmpi_send_other)
+MBMPI_SEND_FN(Send_init, MBMPI_STD, MBMPI_REQ, req, true, mbmpi_send_other)
+MBMPI_SEND_FN(Ssend_init, MBMPI_SYNC, MBMPI_REQ, req, true, mbmpi_send_other)
+MBMPI_SEND_FN(Rsend_init, MBMPI_READY, MBMPI_REQ, req, true, mbmpi_send_other)
+MBMPI_SEND_FN(Bsend_init, MBMPI_BUF, MBMPI_REQ, req, true, mbmpi_send_other)
 
 /* A receive of contiguous bytes that a message already waiting completes
  * in the call, as OB1 takes one from its unexpected queue: MPI_Recv (out
@@ -1096,8 +1107,9 @@ mbmpi_recv_take(void *buf, int count, struct mbmpi_dtype *d, int src, int tag,
 	return MPI_SUCCESS;
 }
 
-static int mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-			     MPI_Request *out, MPI_Status *st, bool persistent)
+static inline __attribute__((always_inline)) int
+mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+		  MPI_Request *out, MPI_Status *st, bool persistent)
 {
 	struct mbmpi_comm *c;
 	struct mbmpi_req *r;

@@ -72,9 +72,10 @@ struct mbx_peer *mbx_peer_lookup(struct mbx_ep *ep, fi_addr_t dest)
 	return p;
 }
 
-static ssize_t send_common(struct mbx_ep *ep, const struct iovec *iov, size_t cnt,
-			   fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
-			   uint64_t flags, bool tagged, bool inject_call)
+/* Inline in each send call, whose flags are constants there. */
+static inline __attribute__((always_inline)) ssize_t
+send_common(struct mbx_ep *ep, const struct iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag,
+	    uint64_t data, void *context, uint64_t flags, bool tagged, bool inject_call)
 {
 	uint64_t cflags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
 	uint8_t wflags = (tagged ? MBX_WF_TAGGED : 0) |

@@ -350,8 +350,8 @@ static struct mbu_mentry *unexp_scan(struct mbu_unexp *q, uint64_t src, uint64_t
 	return NULL;
 }
 
-struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src, uint64_t tag,
-				   uint64_t ignore)
+struct mbu_mentry *mbu_unexp_find(struct mbu_unexp *q, uint64_t src, uint64_t tag,
+				  uint64_t ignore)
 {
 	uint64_t mtag = tag & ~ignore;
 	struct mbu_dlist *it;

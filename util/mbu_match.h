@@ -87,8 +87,15 @@ int mbu_unexp_init(struct mbu_unexp *q);
 void mbu_unexp_fini(struct mbu_unexp *q);
 void mbu_unexp_set_scan(struct mbu_unexp *q, size_t limit);
 int mbu_unexp_insert(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src, uint64_t tag);
-struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src, uint64_t tag,
-				   uint64_t ignore);
+struct mbu_mentry *mbu_unexp_find(struct mbu_unexp *q, uint64_t src, uint64_t tag,
+				  uint64_t ignore);
+/* The empty queue is answered inline: receives posted ahead of their
+ * messages ask it every time, and a call costs more than the test. */
+static inline struct mbu_mentry *mbu_unexp_match(struct mbu_unexp *q, uint64_t src,
+						 uint64_t tag, uint64_t ignore)
+{
+	return q->count ? mbu_unexp_find(q, src, tag, ignore) : NULL;
+}
 void mbu_unexp_remove(struct mbu_unexp *q, struct mbu_mentry *e);
 /* Re-keys e under source src; 0, or -ENOMEM and then nothing changed. */
 int mbu_unexp_rekey(struct mbu_unexp *q, struct mbu_mentry *e, uint64_t src);

@@ -398,7 +398,7 @@ static struct he_op *he_op_new(int type, struct mbmpi_req *r, struct he_rail *rl
 static void he_req_put(struct mbmpi_req *r)
 {
 	if (r && --r->outstanding == 0)
-		mbmpi_req_done(r);
+		mbmpi_req_finish(r);
 }
 
 static void he_op_done(struct he_op *o, int err);

@@ -456,9 +456,9 @@ struct mbmpi_req {
 	void *eng;                 /* the engine's own state (host engine: the posted entry) */
 	/* A new request is cleared only up to here (clearing is a tenth of a
 	 * posted receive's instructions): what follows is written before it
-	 * is read by what uses it. */
-	/* The tagged engine's receive itself, so that the common receive takes
-	 * nothing from the operation pool. */
+	 * is read by what uses it. `own` is the tagged engine's receive
+	 * itself, so that the common receive takes nothing from the
+	 * operation pool. */
 	struct mbmpi_fop own;
 	struct mbmpi_greq greq;    /* set whole by MPI_Grequest_start */
 	struct mbu_dlist link;     /* bsend list, or the pending buffer flushes (initialised empty) */

@@ -365,7 +365,7 @@ static int te_recv(struct mbmpi_req *r)
 
 	/* The common receive, straight to the provider: te_post and
 	 * te_issue's dispatch would only choose this same call. */
-	if (MBMPI_LIKELY(f && !f->flags && te.trecv_now && mbu_dlist_empty(&te.retry))) {
+	if (MBMPI_LIKELY(!f->flags && te.trecv_now && mbu_dlist_empty(&te.retry))) {
 		ssize_t ret;
 
 		r->main = f;
@@ -378,11 +378,6 @@ static int te_recv(struct mbmpi_req *r)
 			return MPI_SUCCESS;
 		}
 		r->main = NULL;
-	}
-	if (!f) {
-		r->err = MPI_ERR_NO_MEM;
-		mbmpi_req_done(r);
-		return MPI_SUCCESS;
 	}
 	r->main = f;
 	return te_post(f);

@@ -107,6 +107,13 @@ static size_t entry_size(enum fi_cq_format f)
 	}
 }
 
+static inline void tagged_of(struct fi_cq_tagged_entry *t, const struct mbx_cqe *e)
+{
+	*t = (struct fi_cq_tagged_entry){.op_context = e->context, .flags = e->flags,
+					 .len = e->len, .buf = e->buf, .data = e->data,
+					 .tag = e->tag};
+}
+
 static void convert(enum fi_cq_format f, void *out, const struct mbx_cqe *e)
 {
 	switch (f) {
@@ -131,17 +138,9 @@ static void convert(enum fi_cq_format f, void *out, const struct mbx_cqe *e)
 		d->data = e->data;
 		break;
 	}
-	default: {
-		struct fi_cq_tagged_entry *t = out;
-
-		t->op_context = e->context;
-		t->flags = e->flags;
-		t->len = e->len;
-		t->buf = e->buf;
-		t->data = e->data;
-		t->tag = e->tag;
+	default:
+		tagged_of(out, e);
 		break;
-	}
 	}
 }
 
@@ -158,13 +157,8 @@ static ssize_t cq_drain(struct mbx_cq *cq, void *buf, size_t count, fi_addr_t *s
 		struct fi_cq_tagged_entry *t = buf;
 		size_t take = count < cq->count ? count : cq->count;
 
-		for (n = 0; n < take; n++) {
-			const struct mbx_cqe *e = &cq->ring[(cq->head + n) & (cq->cap - 1)];
-
-			t[n] = (struct fi_cq_tagged_entry){
-				.op_context = e->context, .flags = e->flags, .len = e->len,
-				.buf = e->buf, .data = e->data, .tag = e->tag};
-		}
+		for (n = 0; n < take; n++)
+			tagged_of(&t[n], &cq->ring[(cq->head + n) & (cq->cap - 1)]);
 		cq->head = (cq->head + take) & (cq->cap - 1);
 		cq->count -= take;
 		return n ? (ssize_t)n : -FI_EAGAIN;

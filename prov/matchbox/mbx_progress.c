@@ -1037,24 +1037,25 @@ static struct mbx_rx *carve(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_
 	return sub;
 }
 
-/* The common case of deliver_eager, inline in the small-frame path: a
- * message that fits a one-piece receive posted for it. It saves the
- * general path's argument shuffling and calls (bench/callgrind_pair.sh). */
+/* A message that fits a one-piece receive: the common case, inline in
+ * deliver_eager (a call with nine arguments cost more than the work). */
 static inline void deliver_fit(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
 			       const void *payload, size_t size, uint64_t tag, uint64_t data,
 			       uint8_t wflags, fi_addr_t src)
 {
 	if (size)
 		memcpy(rx->iov[0].iov_base, payload, size);
-	mbu_posted_remove(q, &rx->m);
-	rx->posted = false;
+	if (rx->posted) {
+		mbu_posted_remove(q, &rx->m);
+		rx->posted = false;
+	}
 	rx_done(ep, rx, rx->flags | ((wflags & MBX_WF_CQDATA) ? FI_REMOTE_CQ_DATA : 0), size,
 		rx->iov[0].iov_base, data, tag, src);
 	rx_release(ep, rx);
 }
 
-/* Returns true when `rx` is finished with (and released). */
-static bool deliver_eager(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
+/* The rest: multi-receive buffers, several pieces, truncation. */
+static bool deliver_other(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
 			  const void *payload, size_t size, uint64_t tag, uint64_t data,
 			  uint8_t wflags, fi_addr_t src)
 {
@@ -1085,6 +1086,19 @@ static bool deliver_eager(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx
 	mbx_rx_complete(ep, rx, take, rx_buf_ptr(rx), tag, data, src, cqd, size - take);
 	rx_release(ep, rx);
 	return true;
+}
+
+/* Returns true when `rx` is finished with (and released). */
+static inline __attribute__((always_inline)) bool
+deliver_eager(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *rx,
+	      const void *payload, size_t size, uint64_t tag, uint64_t data,
+	      uint8_t wflags, fi_addr_t src)
+{
+	if (__builtin_expect(!rx->multi && rx->iov_cnt == 1 && size <= rx->total, 1)) {
+		deliver_fit(ep, q, rx, payload, size, tag, data, wflags, src);
+		return true;
+	}
+	return deliver_other(ep, q, rx, payload, size, tag, data, wflags, src);
 }
 
 int mbx_cma_move(pid_t pid, bool write, const struct iovec *liov, size_t lcnt,
@@ -1967,14 +1981,8 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		src = peer_fiaddr(ep, p);
 		m = mbu_posted_match(pq, src, tag);
 		if (m) {
-			struct mbx_rx *rx = mbu_container_of(m, struct mbx_rx, m);
-			size_t size = sw->f.len - sizeof(*sw);
-
-			if (__builtin_expect(!rx->multi && rx->iov_cnt == 1 && rx->posted &&
-					     size <= rx->total, 1))
-				deliver_fit(ep, pq, rx, sw + 1, size, tag, sw->data, sw->flags, src);
-			else
-				deliver_eager(ep, pq, rx, sw + 1, size, tag, sw->data, sw->flags, src);
+			deliver_eager(ep, pq, mbu_container_of(m, struct mbx_rx, m), sw + 1,
+				      sw->f.len - sizeof(*sw), tag, sw->data, sw->flags, src);
 			return 1;
 		}
 		return queue_ux(ep, p, MBX_OP_EAGER, sw->flags, tag, sw->data,

@@ -1,10 +1,10 @@
 #!/bin/bash
 # A non-contiguous message of 1 to 64 MiB between two ranks on one node
 # (bench/mpi/noncontig.c): bandwidth and how far each rank's peak resident
-# memory rose above its own buffers, for the host engine moving it in
-# fragments, the host engine with that off (MATCHBOX_MPI_HOST_FRAG=0: packed
-# whole, as before), the tagged engine (packs whole into the provider's
-# message) and Open MPI 4.1's OB1 (its convertor pipelines). Rounds
+# memory rose above its own buffers, for each engine moving it in fragments
+# (host) or pieces (tagged), each engine with that off (packed whole:
+# MATCHBOX_MPI_HOST_FRAG=0, MATCHBOX_MPI_TAGGED_FRAG=0) and Open MPI 4.1's
+# OB1 (its convertor pipelines). Rounds
 # interleave the configurations. Writes bench/results/noncontig.txt.
 # With NC_HOSTS=2 (root, after tests/netns/cluster.sh up 2) the two ranks
 # are on two namespace hosts, our configurations only, and it writes
@@ -40,20 +40,22 @@ run() { # config MiB
 	host-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_FRAG=0 \
 		"$tmp/nc.ours" "$2" ;;
 	tagged) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" ;;
+	tagged-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged -x MATCHBOX_MPI_TAGGED_FRAG=0 \
+		"$tmp/nc.ours" "$2" ;;
 	ob1) timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 \
 		--mca pml ob1 "$tmp/nc.ompi" "$2" ;;
 	esac 2>/dev/null | grep MiB
 }
 
-configs="host host-whole tagged"
+configs="host host-whole tagged tagged-whole"
 [ $have_ompi = 1 ] && configs+=" ob1"
 {
 	echo "non-contiguous message (vector of 3 doubles every 5), 2 ranks on $where, $rounds rounds"
-	echo "config      MiB  MB/s   rise KiB (max over ranks)"
+	echo "config        MiB  MB/s   rise KiB (max over ranks)"
 	for r in $(seq "$rounds"); do
 		for mib in 1 16 64; do
 			for c in $configs; do
-				printf "%-10s %s\n" "$c" "$(run "$c" "$mib" | awk '{print $1, $3, $9}')"
+				printf "%-12s %s\n" "$c" "$(run "$c" "$mib" | awk '{print $1, $3, $9}')"
 			done
 		done
 	done

@@ -400,7 +400,9 @@ struct mbmpi_rma_count {
 /* One outstanding fabric operation; its context is what libfabric returns. */
 enum mbmpi_fop_type {
 	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
-	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA
+	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA,
+	/* a piece of a message the tagged engine streams (its te_stream) */
+	MBMPI_FOP_PIECE_SEND, MBMPI_FOP_PIECE_RECV
 };
 
 struct mbmpi_fop {
@@ -414,14 +416,20 @@ struct mbmpi_fop {
 	struct mbu_dlist link;   /* retry queue */
 	/* one-sided: remote address in data, and these */
 	uint64_t key;
-	void *res;
+	union {
+		void *res;
+		void *bounce;    /* a streamed piece: its packed bytes */
+	};
 	const void *cmp;
 	int rkind, fdt, fop;
 	/* peek results */
 	bool done, found;
 	int err;
 	uint64_t rtag, rdata;
-	size_t rlen;
+	union {
+		size_t rlen;
+		size_t off;      /* a streamed piece: where in the message */
+	};
 };
 
 struct mbmpi_req {
@@ -463,6 +471,7 @@ struct mbmpi_req {
 	struct mbmpi_greq greq;    /* set whole by MPI_Grequest_start */
 	struct mbu_dlist link;     /* bsend list, or the pending buffer flushes (initialised empty) */
 	uint64_t bseq;             /* bsend: its number; buffer flush: the last it waits for */
+	size_t tmp_valid;          /* set with tmp: bytes of it to unpack at most (the rest went in place) */
 };
 
 struct mbmpi_msg {
@@ -594,8 +603,11 @@ struct mbmpi_state {
 	int pv_started;
 	/* Non-contiguous messages of this many bytes or more go to the engine
 	 * unpacked (r->frag): it moves them in fragments, never through a
-	 * whole-message copy. 0: packed whole (the tagged engine). */
+	 * whole-message copy. Sends only unless frag_recv (the tagged engine
+	 * receives into a bounce buffer it may leave untouched but for the
+	 * first piece). 0: packed whole. */
 	size_t frag_min;
+	bool frag_recv;
 	/* How many messages wait unmatched where the engine's take would
 	 * find them, read without a call (a hint: a progress thread may move
 	 * it). NULL when the engine has no take. */

@@ -689,6 +689,7 @@ static int he_init(void)
 	/* Non-contiguous data past every eager limit is packed and unpacked
 	 * a fragment at a time (clear-to-send), not through a whole copy. */
 	mbmpi.frag_min = mbmpi_env_long("MATCHBOX_MPI_HOST_FRAG", 1) ? he.eager_net + 1 : 0;
+	mbmpi.frag_recv = true;
 
 	if (mbu_pool_init(&he.ops, sizeof(struct he_op), 256, 0) ||
 	    mbu_pool_init(&he.rdvs, sizeof(struct he_rdv), 64, 0) ||

@@ -156,7 +156,9 @@ void mbmpi_req_done(struct mbmpi_req *r)
 
 	if (r->kind == MBMPI_REQ_RECV && r->tmp && !r->status.mbmpi_cancelled) {
 		size_t got = r->status.mbmpi_bytes;
-		mbmpi_unpack(r->tmp, got, r->buf, (size_t)r->count, r->dt);
+
+		mbmpi_unpack(r->tmp, got < r->tmp_valid ? got : r->tmp_valid, r->buf,
+			     (size_t)r->count, r->dt);
 	}
 	if (MBMPI_UNLIKELY(mbmpi.pv_started))
 		mbmpi_pv_count(r);
@@ -286,7 +288,7 @@ static inline __attribute__((always_inline)) int mbmpi_stage(struct mbmpi_req *r
 		r->cbuf = (char *)r->buf + mbmpi_dt_start(d);
 		return MPI_SUCCESS;
 	}
-	if (mbmpi.frag_min && bytes >= mbmpi.frag_min) {
+	if (mbmpi.frag_min && bytes >= mbmpi.frag_min && (send || mbmpi.frag_recv)) {
 		r->frag = true;
 		r->cbuf = NULL;
 		return MPI_SUCCESS;
@@ -294,6 +296,7 @@ static inline __attribute__((always_inline)) int mbmpi_stage(struct mbmpi_req *r
 	r->tmp = malloc(bytes ? bytes : 1);
 	if (!r->tmp)
 		return MPI_ERR_NO_MEM;
+	r->tmp_valid = SIZE_MAX;
 	if (send)
 		mbmpi_pack(r->buf, (size_t)r->count, d, r->tmp);
 	r->cbuf = r->tmp;

@@ -11,6 +11,8 @@
 	  "libfabric provider of the tagged engine: any tagged RDM provider, e.g. shm or tcp;ofi_rxm") \
 	X("MATCHBOX_MPI_MAX_MSG", "0",                                                          \
 	  "largest single fabric message; bigger MPI messages go in chunks (0: the provider's max_msg_size)") \
+	X("MATCHBOX_MPI_TAGGED_FRAG", "65536",                                                  \
+	  "tagged engine: a non-contiguous message larger than this goes in pieces of this many bytes (a power of two), each packed and unpacked as it goes, 8 in flight (0: packed whole)") \
 	X("MATCHBOX_MPI_YIELD", "auto",                                                         \
 	  "give the core away in blocking waits: 1, 0, or auto (when ranks on the node outnumber its cores)") \
 	X("MATCHBOX_MPI_SPIN", "64",                                                            \

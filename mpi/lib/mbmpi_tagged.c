@@ -4,8 +4,11 @@
  * carries kind, context id and MPI tag (mpi/TAGS.md); the sender's rank rides
  * in the remote CQ data. Synchronous sends are acknowledged by the receiver
  * after the match, and messages above the provider's size limit travel as a
- * first piece plus directed continuation pieces. Operations the provider
- * refuses with -FI_EAGAIN wait, in posting order, on one retry queue.
+ * first piece plus directed continuation pieces. A large non-contiguous
+ * message travels the same way, each piece packed just before it goes (and,
+ * into a non-contiguous receive, unpacked as it lands), a window of pieces
+ * at a time (struct te_stream). Operations the provider refuses with
+ * -FI_EAGAIN wait, in posting order, on one retry queue.
  */
 #include "mbmpi.h"
 
@@ -18,12 +21,42 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_atomic.h>
 
+/* A message whose continuation pieces are posted a few at a time: a
+ * non-contiguous send, packed a piece at a time into bounce buffers; a
+ * non-contiguous receive of a message that comes in pieces, unpacked a
+ * piece at a time out of them; and any chunked message that must wait
+ * behind one of those. The provider matches pieces with the same tag from
+ * one peer in order, so a message's pieces are all posted before the next
+ * one's with that tag and peer (te_stream_blocked). The stream holds one
+ * count of its request's outstanding operations until it is done. */
+struct te_stream {
+	struct mbu_dlist link;      /* te.streams, oldest first */
+	struct mbmpi_req *req;
+	fi_addr_t addr;
+	uint64_t tag;               /* the pieces' (MBMPI_KIND_CONT) */
+	bool recv;
+	bool bounce;                /* through bounce buffers; else straight to cbuf */
+	size_t next, end;           /* the next piece's offset; the message's bytes */
+	size_t chunk;
+	int inflight;               /* pieces posted and not yet complete */
+	struct mbmpi_dt_cursor cur;
+};
+
+/* Bounce-buffered pieces in flight per stream; 8 of 64 KiB moved a
+ * non-contiguous message fastest over matchbox on one node. */
+enum { TE_STREAM_DEPTH = 8, TE_BOUNCE_KEEP = 32 };
+
 static struct {
 	struct mbmpi_fab x;
 	size_t inject;
 	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
 	bool cq_data64;
 	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
+	struct mbu_dlist streams;
+	size_t frag;               /* a streamed piece's bytes (a power of two); 0: off */
+	unsigned frag_shift;
+	void *bfree;               /* free bounce buffers of frag bytes, linked through their first word */
+	int nfree;
 	/* matchbox's fi_trecv that completes a receive meeting a waiting
 	 * message inside the call (fi_ext_matchbox.h), and where it puts
 	 * that completion: no CQ entry written and read for it */
@@ -44,6 +77,7 @@ static int te_init(void)
 	int ret;
 
 	mbu_dlist_init(&te.retry);
+	mbu_dlist_init(&te.streams);
 	hints = mbmpi_fab_hints(prov, FI_TAGGED | FI_DIRECTED_RECV);
 	if (!hints)
 		return MPI_ERR_NO_MEM;
@@ -82,6 +116,17 @@ static int te_init(void)
 	mbmpi.max_msg = max;
 	if (!te.cq_data64)
 		mbmpi.max_msg = SIZE_MAX; /* no room to describe pieces: never chunk */
+	/* Non-contiguous messages above one piece stream (=0: packed whole).
+	 * The pieces' size is a power of two no larger than a chunk. */
+	limit = (size_t)mbmpi_env_long("MATCHBOX_MPI_TAGGED_FRAG", 65536);
+	if (limit && te.cq_data64) {
+		te.frag_shift = 6;
+		while (te.frag_shift < te.chunk_shift && ((size_t)2 << te.frag_shift) <= limit)
+			te.frag_shift++;
+		te.frag = (size_t)1 << te.frag_shift;
+		mbmpi.frag_min = te.frag + 1;
+		mbmpi.frag_recv = false;
+	}
 
 	if ((ret = mbmpi_fab_open(&te.x, "tagged", FI_CQ_FORMAT_TAGGED)))
 		return ret;
@@ -105,6 +150,15 @@ static void te_fini(void)
 
 	while ((it = mbu_dlist_pop(&te.retry)))
 		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
+	while ((it = mbu_dlist_pop(&te.streams)))
+		free(mbu_container_of(it, struct te_stream, link));
+	while (te.bfree) {
+		void *b = te.bfree;
+
+		te.bfree = *(void **)b;
+		free(b);
+	}
+	mbmpi.frag_min = 0;
 	mbmpi.waiting = NULL; /* it points into the endpoint */
 	mbmpi_fab_close(&te.x);
 	memset(&te, 0, sizeof(te));
@@ -144,6 +198,7 @@ static int te_issue(struct mbmpi_fop *f)
 	case MBMPI_FOP_SEND:
 	case MBMPI_FOP_CONT_SEND:
 	case MBMPI_FOP_ACK_SEND:
+	case MBMPI_FOP_PIECE_SEND:
 		if (f->flags & FI_INJECT)
 			ret = fi_tinjectdata(te.x.ep, f->buf, f->len, f->data, f->addr, f->tag);
 		else
@@ -153,6 +208,7 @@ static int te_issue(struct mbmpi_fop *f)
 	case MBMPI_FOP_RECV:
 	case MBMPI_FOP_ACK_RECV:
 	case MBMPI_FOP_CONT_RECV:
+	case MBMPI_FOP_PIECE_RECV:
 	case MBMPI_FOP_PEEK:
 		if (f->flags) {
 			struct iovec iov = {.iov_base = f->buf, .iov_len = f->len};
@@ -194,6 +250,19 @@ static inline void te_op_finished(struct mbmpi_fop *f)
 		mbmpi_req_finish(r);
 }
 
+static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err);
+
+/* An operation the provider refused outright. */
+static void te_failed(struct mbmpi_fop *f)
+{
+	if (f->req)
+		f->req->err = MPI_ERR_OTHER;
+	if (f->type == MBMPI_FOP_PIECE_SEND || f->type == MBMPI_FOP_PIECE_RECV)
+		te_piece_done(f, NULL, FI_EIO);
+	else
+		te_op_finished(f);
+}
+
 /* Posts in order: once anything waits, later operations wait behind it, so
  * the provider sees sends and receives in the order MPI issued them. */
 static int te_post(struct mbmpi_fop *f)
@@ -213,9 +282,7 @@ static int te_post(struct mbmpi_fop *f)
 					f->req ? f->req->peer : -1, fi_strerror(-ret),
 					ret == -FI_EHOSTUNREACH ? " (on another host: see FI_MATCHBOX_NET "
 					"and FI_MATCHBOX_NET_IFACE)" : "");
-				if (f->req)
-					f->req->err = MPI_ERR_OTHER;
-				te_op_finished(f);
+				te_failed(f);
 				return MPI_ERR_OTHER;
 			}
 			/* Injected sends complete at once, with no CQ entry. */
@@ -249,6 +316,200 @@ static uint32_t te_ctx_of(uint64_t tag)
 	return (uint32_t)(tag >> MBMPI_CTX_SHIFT) & MBMPI_CTX_MAX;
 }
 
+/* ---- Streams ---- */
+
+static void *te_bounce_get(void)
+{
+	void *b = te.bfree;
+
+	if (!b)
+		return malloc(te.frag);
+	te.bfree = *(void **)b;
+	te.nfree--;
+	return b;
+}
+
+static void te_bounce_put(void *b)
+{
+	if (te.nfree >= TE_BOUNCE_KEEP) {
+		free(b);
+		return;
+	}
+	*(void **)b = te.bfree;
+	te.bfree = b;
+	te.nfree++;
+}
+
+/* Whether an older stream on the same side, peer and tag still has pieces
+ * to post: this one's would be matched in their place. */
+static bool te_stream_blocked(bool recv, fi_addr_t addr, uint64_t tag, struct te_stream *upto)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&te.streams, it) {
+		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
+
+		if (o == upto)
+			break;
+		if (o->recv == recv && o->addr == addr && o->tag == tag && o->next < o->end)
+			return true;
+	}
+	return false;
+}
+
+static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool bounce,
+				       fi_addr_t addr, uint64_t tag, size_t next, size_t end,
+				       size_t chunk)
+{
+	struct te_stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->req = r;
+	s->recv = recv;
+	s->bounce = bounce;
+	s->addr = addr;
+	s->tag = tag;
+	s->next = next;
+	s->end = end;
+	s->chunk = chunk;
+	r->eng = s;
+	r->outstanding++;
+	mbu_dlist_insert_tail(&s->link, &te.streams);
+	return s;
+}
+
+/* Posts what the window and the streams ahead allow. A stream with nothing
+ * left to post or to finish releases its request's count and is freed:
+ * true then. */
+static bool te_stream_pump(struct te_stream *s)
+{
+	struct mbmpi_req *r = s->req;
+
+	while (s->next < s->end && (!s->bounce || s->inflight < TE_STREAM_DEPTH) &&
+	       !te_stream_blocked(s->recv, s->addr, s->tag, s)) {
+		size_t off = s->next, len = s->end - off < s->chunk ? s->end - off : s->chunk;
+		struct mbmpi_fop *f = te_fop(NULL, s->recv ? MBMPI_FOP_PIECE_RECV :
+						  MBMPI_FOP_PIECE_SEND);
+		int ret = 0;
+
+		if (!f) {
+			r->err = MPI_ERR_NO_MEM;
+			s->next = s->end;
+			break;
+		}
+		f->req = r;
+		f->addr = s->addr;
+		f->tag = s->tag;
+		f->off = off;
+		f->bounce = NULL;
+		if (s->recv && s->bounce) {
+			/* A whole piece, even past the receive buffer, since a
+			 * provider may never complete a rendezvous it truncated
+			 * (tcp;ofi_rxm); what the buffer has no room for is not
+			 * unpacked. */
+			if (!(f->bounce = te_bounce_get()))
+				ret = MPI_ERR_NO_MEM;
+			f->buf = f->bounce;
+			f->len = len;
+		} else if (s->recv) {
+			/* Past the receive buffer: received with no room, which
+			 * drains it. */
+			bool room = off < r->clen;
+
+			f->buf = room ? (char *)r->cbuf + off : NULL;
+			f->len = !room ? 0 : r->clen - off < len ? r->clen - off : len;
+		} else {
+			f->data = (uint32_t)r->comm->rank;
+			f->len = len;
+			if (s->bounce && !(f->bounce = te_bounce_get()))
+				ret = MPI_ERR_NO_MEM;
+			else if (s->bounce)
+				mbmpi_dt_part(&s->cur, r->buf, (size_t)r->count, r->dt, off, f->bounce,
+					      len, true);
+			f->buf = s->bounce ? f->bounce : (char *)r->cbuf + off;
+		}
+		if (ret) {
+			r->err = ret;
+			s->next = s->end;
+			mbmpi_fop_free(f);
+			break;
+		}
+		s->next += len;
+		s->inflight++;
+		/* te_post's own, without its completion of a refused operation,
+		 * which would come back here. */
+		if (mbu_dlist_empty(&te.retry) && (ret = te_issue(f)) != 1) {
+			if (ret < 0) {
+				fprintf(stderr, "matchbox mpi: rank %d: a piece of a message to or from "
+					"rank %d failed: %s\n", mbmpi.world_rank, r->peer,
+					fi_strerror(-ret));
+				r->err = MPI_ERR_OTHER;
+				s->next = s->end;
+				s->inflight--;
+				if (f->bounce)
+					te_bounce_put(f->bounce);
+				mbmpi_fop_free(f);
+			}
+			continue;
+		}
+		mbu_dlist_insert_tail(&f->link, &te.retry);
+	}
+	if (s->next < s->end || s->inflight)
+		return false;
+	mbu_dlist_remove(&s->link);
+	r->eng = NULL;
+	free(s);
+	if (--r->outstanding == 0)
+		mbmpi_req_done(r);
+	return true;
+}
+
+/* te_stream_pump, and when that ends the stream, the streams that were
+ * waiting behind it on its peer and tag (each end starts the walk again:
+ * the list changed under it). */
+static void te_stream_run(struct te_stream *s)
+{
+	struct mbu_dlist *it;
+
+	if (!te_stream_pump(s))
+		return;
+again:
+	mbu_dlist_foreach(&te.streams, it) {
+		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
+
+		if (o->next < o->end && !te_stream_blocked(o->recv, o->addr, o->tag, o) &&
+		    te_stream_pump(o))
+			goto again;
+	}
+}
+
+/* A piece done (e NULL: refused, err set): unpack what it brought, give its
+ * buffer back and post the next. */
+static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, int err)
+{
+	struct mbmpi_req *r = f->req;
+	struct te_stream *s = r->eng;
+
+	if (err == FI_ETRUNC)
+		r->err = MPI_ERR_TRUNCATE;
+	else if (err)
+		r->err = MPI_ERR_OTHER;
+	if (err && err != FI_ETRUNC)
+		s->next = s->end; /* post no more */
+	if (s->recv && f->bounce && e && (!err || err == FI_ETRUNC) && f->off < r->clen) {
+		size_t n = e->len < r->clen - f->off ? e->len : r->clen - f->off;
+
+		mbmpi_dt_part(&s->cur, r->buf, (size_t)r->count, r->dt, f->off, f->bounce, n,
+			      false);
+	}
+	if (f->bounce)
+		te_bounce_put(f->bounce);
+	mbmpi_fop_free(f);
+	s->inflight--;
+	te_stream_run(s);
+}
+
 static int te_send(struct mbmpi_req *r)
 {
 	struct mbmpi_comm *c = r->comm;
@@ -257,6 +518,7 @@ static int te_send(struct mbmpi_req *r)
 	uint64_t data = (uint32_t)c->rank;
 	size_t len = r->clen, first = len, chunk = (size_t)1 << te.chunk_shift;
 	uint64_t nfollow = 0;
+	struct te_stream *stream;
 	struct mbmpi_fop *f;
 	int ret;
 
@@ -273,15 +535,72 @@ static int te_send(struct mbmpi_req *r)
 			goto fail;
 		tag |= MBMPI_FLAG_SYNC;
 	}
-	if (len > mbmpi.max_msg) {
-		nfollow = (len - 1) >> te.chunk_shift;
-		first = len - (nfollow << te.chunk_shift);
+	if (r->frag || len > mbmpi.max_msg) {
+		/* A non-contiguous message goes in pieces of te.frag bytes,
+		 * each packed as it goes; a contiguous one above the limit in
+		 * chunks, all posted at once unless a stream ahead holds its
+		 * tag. */
+		unsigned shift = r->frag ? te.frag_shift : te.chunk_shift;
+		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->tag);
+
+		nfollow = (len - 1) >> shift;
+		first = len - (nfollow << shift);
+		chunk = (size_t)1 << shift;
 		if (nfollow > 0xffffff) {
 			r->err = MPI_ERR_COUNT;
 			goto done;
 		}
 		tag |= MBMPI_FLAG_LARGE;
-		data |= (nfollow << 32) | ((uint64_t)te.chunk_shift << 56);
+		data |= (nfollow << 32) | ((uint64_t)shift << 56);
+		if (r->frag || te_stream_blocked(false, addr, ctag, NULL)) {
+			/* Created first, so that its cursor packs the first piece
+			 * and its pieces are posted after it. */
+			stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk);
+			if (!stream)
+				goto nomem;
+			if (r->frag) {
+				/* The first piece is the stream's too: its buffer is
+				 * a bounce buffer and its completion posts the next. */
+				f = te_fop(NULL, MBMPI_FOP_PIECE_SEND);
+				if (f)
+					f->req = r;
+				if (f && !(f->bounce = te_bounce_get())) {
+					mbmpi_fop_free(f);
+					f = NULL;
+				}
+				if (f) {
+					mbmpi_dt_part(&stream->cur, r->buf, (size_t)r->count, r->dt, 0,
+						      f->bounce, first, true);
+					f->off = 0;
+					f->buf = f->bounce;
+					stream->inflight++;
+				}
+			} else {
+				f = te_fop(r, MBMPI_FOP_SEND);
+				if (f)
+					f->buf = r->cbuf;
+			}
+			if (!f) {
+				r->err = MPI_ERR_NO_MEM;
+				stream->next = stream->end;
+				te_stream_run(stream);
+				goto done;
+			}
+			f->len = first;
+			f->addr = addr;
+			f->tag = tag;
+			f->data = data;
+			if ((ret = te_post(f))) {
+				/* A refused piece ended its stream already. */
+				if (!r->frag) {
+					stream->next = stream->end;
+					te_stream_run(stream);
+				}
+				goto fail;
+			}
+			te_stream_run(stream);
+			goto done;
+		}
 	}
 	f = te_fop(r, MBMPI_FOP_SEND);
 	if (!f)
@@ -500,6 +819,30 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		}
 		chunk = (size_t)1 << shift;
 		total = first + (size_t)nfollow * chunk;
+		r->status.mbmpi_bytes = total < r->clen ? total : r->clen;
+		if (total > r->clen)
+			r->err = MPI_ERR_TRUNCATE;
+		/* Into a non-contiguous receive, pieces no larger than a bounce
+		 * buffer are unpacked as they land (its bounce buffer keeps the
+		 * first piece alone); behind a stream with the same peer and tag,
+		 * they wait their turn. */
+		bool bounce = te.frag && chunk <= te.frag && r->tmp && !r->tmp_is_bsend;
+		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG);
+
+		if (nfollow && (bounce || te_stream_blocked(true, c->addr[src], ctag, NULL))) {
+			struct te_stream *s = te_stream_new(r, true, bounce, c->addr[src], ctag, first,
+							    total, chunk);
+
+			if (!s) {
+				r->err = MPI_ERR_NO_MEM;
+			} else {
+				if (bounce)
+					r->tmp_valid = first;
+				te_stream_run(s);
+			}
+			te_op_finished(f);
+			return;
+		}
 		for (uint64_t i = 0; i < nfollow; i++) {
 			struct mbmpi_fop *p = te_fop(r, MBMPI_FOP_CONT_RECV);
 			size_t off = first + (size_t)i * chunk;
@@ -512,12 +855,9 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 			p->buf = off < r->clen ? (char *)r->cbuf + off : NULL;
 			p->len = off < r->clen ? (r->clen - off < chunk ? r->clen - off : chunk) : 0;
 			p->addr = c->addr[src];
-			p->tag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG);
+			p->tag = ctag;
 			te_post(p);
 		}
-		r->status.mbmpi_bytes = total < r->clen ? total : r->clen;
-		if (total > r->clen)
-			r->err = MPI_ERR_TRUNCATE;
 	}
 	te_op_finished(f);
 }
@@ -537,6 +877,10 @@ static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e,
 	switch (f->type) {
 	case MBMPI_FOP_RECV:
 		te_on_recv(f, e, err, olen);
+		return;
+	case MBMPI_FOP_PIECE_SEND:
+	case MBMPI_FOP_PIECE_RECV:
+		te_piece_done(f, e, err);
 		return;
 	case MBMPI_FOP_PEEK:
 		f->done = true;
@@ -584,9 +928,7 @@ static int te_progress(void)
 		if (ret == 2) {
 			te_complete_now(f);
 		} else if (ret < 0) {
-			if (f->req)
-				f->req->err = MPI_ERR_OTHER;
-			te_op_finished(f);
+			te_failed(f);
 		} else if (f->flags & FI_INJECT) {
 			te_op_finished(f);
 		}

@@ -838,13 +838,14 @@ static void repeated(void)
 	}
 }
 
-/* Large non-contiguous messages between ranks, which the host engine moves
- * a fragment at a time (packed and unpacked in place, no whole copy): a
+/* Large non-contiguous messages between ranks, which both engines move a
+ * fragment at a time (packed and unpacked in place, no whole copy): a
  * vector of 3-int blocks 5 ints apart against an indexed type of the same
  * signature and another layout (2 ints, gaps of 1 and 4 in turn), and each
  * against contiguous ints; receives posted before and after the message
  * arrives, a synchronous send, any source, and a receive too short for
- * the message (truncated: what fits arrives, nothing past it is written). */
+ * the message (truncated: what fits arrives, nothing past it is written),
+ * and two messages with the same tag in flight at once. */
 static void fragments(void)
 {
 	enum { B = 60000 }; /* blocks of the vector: 720 KB of data */
@@ -863,7 +864,7 @@ static void fragments(void)
 	MPI_Type_create_indexed_block(n / 2, 2, disp, MPI_INT, &idx);
 	MPI_Type_commit(&vec);
 	MPI_Type_commit(&idx);
-	for (int round = 0; round < 6; round++) {
+	for (int round = 0; round < 7; round++) {
 		MPI_Request rq;
 		int tag = 40 + round;
 
@@ -893,6 +894,28 @@ static void fragments(void)
 		} else if (round == 3) { /* contiguous -> indexed */
 			MPI_Irecv(ibuf, 1, idx, left, tag, MPI_COMM_WORLD, &rq);
 			CHECK_MPI(MPI_Send(cbuf, n, MPI_INT, right, tag, MPI_COMM_WORLD));
+		} else if (round == 6) {
+			/* Two messages with one tag, both in flight: the tagged
+			 * engine streams each, the first into the indexed receive,
+			 * and the second's pieces (sent and received) wait their
+			 * turn: posted early, they would take the first's place. */
+			MPI_Request two[4];
+			int *cb2 = malloc(sizeof(int) * n);
+
+			MPI_Irecv(ibuf, 1, idx, left, tag, MPI_COMM_WORLD, &two[0]);
+			MPI_Irecv(cb2, n, MPI_INT, left, tag, MPI_COMM_WORLD, &two[1]);
+			CHECK_MPI(MPI_Isend(vbuf, 1, vec, right, tag, MPI_COMM_WORLD, &two[2]));
+			CHECK_MPI(MPI_Isend(vbuf, 1, vec, right, tag, MPI_COMM_WORLD, &two[3]));
+			CHECK_MPI(MPI_Waitall(4, two, MPI_STATUSES_IGNORE));
+			bad = 0;
+			for (int k = 0; k < n; k++)
+				bad += ibuf[disp[k / 2] + k % 2] != left * 1000000 + k ||
+				       cb2[k] != left * 1000000 + k;
+			if (bad)
+				fprintf(stderr, "rank %d: fragments round 6: %d ints wrong\n", rank, bad);
+			CHECK(bad == 0);
+			free(cb2);
+			continue;
 		} else if (round == 4) { /* vector -> vector */
 			MPI_Irecv(ibuf, 1, vec, left, tag, MPI_COMM_WORLD, &rq);
 			CHECK_MPI(MPI_Send(vbuf, 1, vec, right, tag, MPI_COMM_WORLD));

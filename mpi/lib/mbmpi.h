@@ -407,28 +407,32 @@ enum mbmpi_fop_type {
 
 struct mbmpi_fop {
 	struct fi_context2 ctx;
-	int type;
 	struct mbmpi_req *req;
 	void *buf;
 	size_t len;
 	fi_addr_t addr;
 	uint64_t tag, ignore, data, flags;
 	struct mbu_dlist link;   /* retry queue */
-	/* one-sided: remote address in data, and these */
-	uint64_t key;
+	int type;
+	/* What only some kinds of operation carry (it is also most of a
+	 * request's size, which holds one fop). */
 	union {
-		void *res;
-		void *bounce;    /* a streamed piece: its packed bytes */
-	};
-	const void *cmp;
-	int rkind, fdt, fop;
-	/* peek results */
-	bool done, found;
-	int err;
-	uint64_t rtag, rdata;
-	union {
-		size_t rlen;
-		size_t off;      /* a streamed piece: where in the message */
+		struct {         /* one-sided: remote address in data, and these */
+			int rkind, fdt, fop;
+			uint64_t key;
+			void *res;
+			const void *cmp;
+		};
+		struct {         /* peek results */
+			bool done, found;
+			int err;
+			uint64_t rtag, rdata;
+			size_t rlen;
+		};
+		struct {         /* a piece of a message the tagged engine streams */
+			void *bounce;    /* its packed bytes */
+			size_t off;      /* where in the message */
+		};
 	};
 };
 

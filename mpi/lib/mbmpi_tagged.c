@@ -27,8 +27,11 @@
  * piece at a time out of them; and any chunked message that must wait
  * behind one of those. The provider matches pieces with the same tag from
  * one peer in order, so a message's pieces are all posted before the next
- * one's with that tag and peer (te_stream_blocked). The stream holds one
- * count of its request's outstanding operations until it is done. */
+ * one's with that tag and peer: a stream born behind another (on its side,
+ * peer and tag) waits until that one has posted its last piece and tells
+ * it to go, so each step costs the streams between the two, not a walk of
+ * them all. The stream holds one count of its request's outstanding
+ * operations until it is done. */
 struct te_stream {
 	struct mbu_dlist link;      /* te.streams, oldest first */
 	struct mbmpi_req *req;
@@ -36,6 +39,8 @@ struct te_stream {
 	uint64_t tag;               /* the pieces' (MBMPI_KIND_CONT) */
 	bool recv;
 	bool bounce;                /* through bounce buffers; else straight to cbuf */
+	bool waiting;               /* behind an older stream on its side, peer and tag */
+	bool released;              /* every piece posted: the next such stream told */
 	size_t next, end;           /* the next piece's offset; the message's bytes */
 	size_t chunk;
 	int inflight;               /* pieces posted and not yet complete */
@@ -340,17 +345,15 @@ static void te_bounce_put(void *b)
 	te.nfree++;
 }
 
-/* Whether an older stream on the same side, peer and tag still has pieces
- * to post: this one's would be matched in their place. */
-static bool te_stream_blocked(bool recv, fi_addr_t addr, uint64_t tag, struct te_stream *upto)
+/* Whether a stream on this side, peer and tag still has pieces to post: a
+ * new message's would be matched in their place. */
+static bool te_stream_blocked(bool recv, fi_addr_t addr, uint64_t tag)
 {
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(&te.streams, it) {
 		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
 
-		if (o == upto)
-			break;
 		if (o->recv == recv && o->addr == addr && o->tag == tag && o->next < o->end)
 			return true;
 	}
@@ -373,21 +376,42 @@ static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool boun
 	s->next = next;
 	s->end = end;
 	s->chunk = chunk;
+	s->waiting = te_stream_blocked(recv, addr, tag);
 	r->eng = s;
 	r->outstanding++;
 	mbu_dlist_insert_tail(&s->link, &te.streams);
 	return s;
 }
 
-/* Posts what the window and the streams ahead allow. A stream with nothing
- * left to post or to finish releases its request's count and is freed:
- * true then. */
-static bool te_stream_pump(struct te_stream *s)
+static void te_stream_pump(struct te_stream *s);
+
+/* s has posted its last piece: the next stream waiting on its side, peer
+ * and tag (only the oldest: the others wait on that one) may go. */
+static void te_stream_release(struct te_stream *s)
+{
+	struct mbu_dlist *it;
+
+	for (it = s->link.next; it != &te.streams; it = it->next) {
+		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
+
+		if (o->waiting && o->recv == s->recv && o->addr == s->addr && o->tag == s->tag) {
+			o->waiting = false;
+			te_stream_pump(o);
+			return;
+		}
+	}
+}
+
+/* Posts what the window allows, unless an older stream on the same side,
+ * peer and tag is still posting. A stream with nothing left to post or to
+ * finish releases its request's count and is freed. */
+static void te_stream_pump(struct te_stream *s)
 {
 	struct mbmpi_req *r = s->req;
 
-	while (s->next < s->end && (!s->bounce || s->inflight < TE_STREAM_DEPTH) &&
-	       !te_stream_blocked(s->recv, s->addr, s->tag, s)) {
+	if (s->waiting)
+		return;
+	while (s->next < s->end && (!s->bounce || s->inflight < TE_STREAM_DEPTH)) {
 		size_t off = s->next, len = s->end - off < s->chunk ? s->end - off : s->chunk;
 		struct mbmpi_fop *f = te_fop(NULL, s->recv ? MBMPI_FOP_PIECE_RECV :
 						  MBMPI_FOP_PIECE_SEND);
@@ -455,33 +479,17 @@ static bool te_stream_pump(struct te_stream *s)
 		}
 		mbu_dlist_insert_tail(&f->link, &te.retry);
 	}
+	if (s->next >= s->end && !s->released) {
+		s->released = true;
+		te_stream_release(s);
+	}
 	if (s->next < s->end || s->inflight)
-		return false;
+		return;
 	mbu_dlist_remove(&s->link);
 	r->eng = NULL;
 	free(s);
 	if (--r->outstanding == 0)
 		mbmpi_req_done(r);
-	return true;
-}
-
-/* te_stream_pump, and when that ends the stream, the streams that were
- * waiting behind it on its peer and tag (each end starts the walk again:
- * the list changed under it). */
-static void te_stream_run(struct te_stream *s)
-{
-	struct mbu_dlist *it;
-
-	if (!te_stream_pump(s))
-		return;
-again:
-	mbu_dlist_foreach(&te.streams, it) {
-		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
-
-		if (o->next < o->end && !te_stream_blocked(o->recv, o->addr, o->tag, o) &&
-		    te_stream_pump(o))
-			goto again;
-	}
 }
 
 /* A piece done (e NULL: refused, err set): unpack what it brought, give its
@@ -507,7 +515,7 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 		te_bounce_put(f->bounce);
 	mbmpi_fop_free(f);
 	s->inflight--;
-	te_stream_run(s);
+	te_stream_pump(s);
 }
 
 static int te_send(struct mbmpi_req *r)
@@ -518,7 +526,7 @@ static int te_send(struct mbmpi_req *r)
 	uint64_t data = (uint32_t)c->rank;
 	size_t len = r->clen, first = len, chunk = (size_t)1 << te.chunk_shift;
 	uint64_t nfollow = 0;
-	struct te_stream *stream;
+	struct te_stream *stream = NULL;
 	struct mbmpi_fop *f;
 	int ret;
 
@@ -552,68 +560,56 @@ static int te_send(struct mbmpi_req *r)
 		}
 		tag |= MBMPI_FLAG_LARGE;
 		data |= (nfollow << 32) | ((uint64_t)shift << 56);
-		if (r->frag || te_stream_blocked(false, addr, ctag, NULL)) {
-			/* Created first, so that its cursor packs the first piece
-			 * and its pieces are posted after it. */
-			stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk);
-			if (!stream)
-				goto nomem;
-			if (r->frag) {
-				/* The first piece is the stream's too: its buffer is
-				 * a bounce buffer and its completion posts the next. */
-				f = te_fop(NULL, MBMPI_FOP_PIECE_SEND);
-				if (f)
-					f->req = r;
-				if (f && !(f->bounce = te_bounce_get())) {
-					mbmpi_fop_free(f);
-					f = NULL;
-				}
-				if (f) {
-					mbmpi_dt_part(&stream->cur, r->buf, (size_t)r->count, r->dt, 0,
-						      f->bounce, first, true);
-					f->off = 0;
-					f->buf = f->bounce;
-					stream->inflight++;
-				}
-			} else {
-				f = te_fop(r, MBMPI_FOP_SEND);
-				if (f)
-					f->buf = r->cbuf;
-			}
-			if (!f) {
-				r->err = MPI_ERR_NO_MEM;
-				stream->next = stream->end;
-				te_stream_run(stream);
-				goto done;
-			}
-			f->len = first;
-			f->addr = addr;
-			f->tag = tag;
-			f->data = data;
-			if ((ret = te_post(f))) {
-				/* A refused piece ended its stream already. */
-				if (!r->frag) {
-					stream->next = stream->end;
-					te_stream_run(stream);
-				}
-				goto fail;
-			}
-			te_stream_run(stream);
-			goto done;
-		}
+		/* Created before the first piece, so that its cursor packs it
+		 * and its pieces are posted after it. */
+		if (nfollow && (r->frag || te_stream_blocked(false, addr, ctag)) &&
+		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk)))
+			goto nomem;
 	}
-	f = te_fop(r, MBMPI_FOP_SEND);
-	if (!f)
+	if (stream && r->frag) {
+		/* The first piece is the stream's too: packed into a bounce
+		 * buffer, and its completion posts the next. */
+		f = te_fop(NULL, MBMPI_FOP_PIECE_SEND);
+		if (f && !(f->bounce = te_bounce_get())) {
+			mbmpi_fop_free(f);
+			f = NULL;
+		}
+		if (f) {
+			f->req = r;
+			f->off = 0;
+			f->buf = f->bounce;
+			mbmpi_dt_part(&stream->cur, r->buf, (size_t)r->count, r->dt, 0, f->bounce,
+				      first, true);
+			stream->inflight++;
+		}
+	} else if ((f = te_fop(r, MBMPI_FOP_SEND))) {
+		f->buf = r->cbuf;
+	}
+	if (!f) {
+		if (stream) {
+			stream->next = stream->end;
+			te_stream_pump(stream);
+		}
 		goto nomem;
-	f->buf = r->cbuf;
+	}
 	f->len = first;
 	f->addr = addr;
 	f->tag = tag;
 	f->data = data;
 	if (first <= te.inject && !nfollow)
 		f->flags = FI_INJECT;
-	if ((ret = te_post(f)))
+	if ((ret = te_post(f))) {
+		/* A refused piece of a stream has ended it already. */
+		if (stream && !r->frag) {
+			stream->next = stream->end;
+			te_stream_pump(stream);
+		}
 		goto fail;
+	}
+	if (stream) {
+		te_stream_pump(stream);
+		goto done;
+	}
 	for (uint64_t i = 0; i < nfollow; i++) {
 		f = te_fop(r, MBMPI_FOP_CONT_SEND);
 		if (!f)
@@ -829,7 +825,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		bool bounce = te.frag && chunk <= te.frag && r->tmp && !r->tmp_is_bsend;
 		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG);
 
-		if (nfollow && (bounce || te_stream_blocked(true, c->addr[src], ctag, NULL))) {
+		if (nfollow && (bounce || te_stream_blocked(true, c->addr[src], ctag))) {
 			struct te_stream *s = te_stream_new(r, true, bounce, c->addr[src], ctag, first,
 							    total, chunk);
 
@@ -838,7 +834,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 			} else {
 				if (bounce)
 					r->tmp_valid = first;
-				te_stream_run(s);
+				te_stream_pump(s);
 			}
 			te_op_finished(f);
 			return;

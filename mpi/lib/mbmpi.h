@@ -400,8 +400,8 @@ struct mbmpi_rma_count {
 /* One outstanding fabric operation; its context is what libfabric returns. */
 enum mbmpi_fop_type {
 	MBMPI_FOP_SEND = 1, MBMPI_FOP_RECV, MBMPI_FOP_ACK_SEND, MBMPI_FOP_ACK_RECV,
-	MBMPI_FOP_CONT_SEND, MBMPI_FOP_CONT_RECV, MBMPI_FOP_PEEK, MBMPI_FOP_RMA,
-	/* a piece of a message the tagged engine streams (its te_stream) */
+	MBMPI_FOP_PEEK, MBMPI_FOP_RMA,
+	/* a continuation piece of a chunked message (the tagged engine's te_stream) */
 	MBMPI_FOP_PIECE_SEND, MBMPI_FOP_PIECE_RECV
 };
 

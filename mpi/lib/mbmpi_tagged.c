@@ -11,6 +11,7 @@
  * -FI_EAGAIN wait, in posting order, on one retry queue.
  */
 #include "mbmpi.h"
+#include "mbu_pool.h"
 
 #include <stdio.h>
 #include <rdma/fi_domain.h>
@@ -21,12 +22,12 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_atomic.h>
 
-/* A message whose continuation pieces are posted a few at a time: a
- * non-contiguous send, packed a piece at a time into bounce buffers; a
- * non-contiguous receive of a message that comes in pieces, unpacked a
- * piece at a time out of them; and any chunked message that must wait
- * behind one of those. The provider matches pieces with the same tag from
- * one peer in order, so a message's pieces are all posted before the next
+/* The continuation pieces of a chunked message, on either side. Those of a
+ * non-contiguous send are packed one at a time into bounce buffers, and
+ * those of a non-contiguous receive unpacked one at a time out of them, a
+ * window at a time; others go straight from or to the user's contiguous
+ * buffer, all posted at once. The provider matches pieces with the same
+ * tag from one peer in order, so a message's pieces are all posted before the next
  * one's with that tag and peer: a stream born behind another (on its side,
  * peer and tag) waits until that one has posted its last piece and tells
  * it to go, so each step costs the streams between the two, not a walk of
@@ -49,7 +50,7 @@ struct te_stream {
 
 /* Bounce-buffered pieces in flight per stream; 8 of 64 KiB moved a
  * non-contiguous message fastest over matchbox on one node. */
-enum { TE_STREAM_DEPTH = 8, TE_BOUNCE_KEEP = 32 };
+enum { TE_STREAM_DEPTH = 8 };
 
 static struct {
 	struct mbmpi_fab x;
@@ -60,8 +61,7 @@ static struct {
 	struct mbu_dlist streams;
 	size_t frag;               /* a streamed piece's bytes (a power of two); 0: off */
 	unsigned frag_shift;
-	void *bfree;               /* free bounce buffers of frag bytes, linked through their first word */
-	int nfree;
+	struct mbu_pool bounces;   /* the pieces' buffers, frag bytes each */
 	/* matchbox's fi_trecv that completes a receive meeting a waiting
 	 * message inside the call (fi_ext_matchbox.h), and where it puts
 	 * that completion: no CQ entry written and read for it */
@@ -129,6 +129,8 @@ static int te_init(void)
 		while (te.frag_shift < te.chunk_shift && ((size_t)2 << te.frag_shift) <= limit)
 			te.frag_shift++;
 		te.frag = (size_t)1 << te.frag_shift;
+		if (mbu_pool_init(&te.bounces, te.frag, TE_STREAM_DEPTH, 0))
+			return MPI_ERR_NO_MEM;
 		mbmpi.frag_min = te.frag + 1;
 		mbmpi.frag_recv = false;
 	}
@@ -157,12 +159,7 @@ static void te_fini(void)
 		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
 	while ((it = mbu_dlist_pop(&te.streams)))
 		free(mbu_container_of(it, struct te_stream, link));
-	while (te.bfree) {
-		void *b = te.bfree;
-
-		te.bfree = *(void **)b;
-		free(b);
-	}
+	mbu_pool_fini(&te.bounces);
 	mbmpi.frag_min = 0;
 	mbmpi.waiting = NULL; /* it points into the endpoint */
 	mbmpi_fab_close(&te.x);
@@ -201,7 +198,6 @@ static int te_issue(struct mbmpi_fop *f)
 
 	switch (f->type) {
 	case MBMPI_FOP_SEND:
-	case MBMPI_FOP_CONT_SEND:
 	case MBMPI_FOP_ACK_SEND:
 	case MBMPI_FOP_PIECE_SEND:
 		if (f->flags & FI_INJECT)
@@ -212,7 +208,6 @@ static int te_issue(struct mbmpi_fop *f)
 		break;
 	case MBMPI_FOP_RECV:
 	case MBMPI_FOP_ACK_RECV:
-	case MBMPI_FOP_CONT_RECV:
 	case MBMPI_FOP_PIECE_RECV:
 	case MBMPI_FOP_PEEK:
 		if (f->flags) {
@@ -323,28 +318,6 @@ static uint32_t te_ctx_of(uint64_t tag)
 
 /* ---- Streams ---- */
 
-static void *te_bounce_get(void)
-{
-	void *b = te.bfree;
-
-	if (!b)
-		return malloc(te.frag);
-	te.bfree = *(void **)b;
-	te.nfree--;
-	return b;
-}
-
-static void te_bounce_put(void *b)
-{
-	if (te.nfree >= TE_BOUNCE_KEEP) {
-		free(b);
-		return;
-	}
-	*(void **)b = te.bfree;
-	te.bfree = b;
-	te.nfree++;
-}
-
 /* Whether a stream on this side, peer and tag still has pieces to post: a
  * new message's would be matched in their place. */
 static bool te_stream_blocked(bool recv, fi_addr_t addr, uint64_t tag)
@@ -432,7 +405,7 @@ static void te_stream_pump(struct te_stream *s)
 			 * provider may never complete a rendezvous it truncated
 			 * (tcp;ofi_rxm); what the buffer has no room for is not
 			 * unpacked. */
-			if (!(f->bounce = te_bounce_get()))
+			if (!(f->bounce = mbu_pool_get(&te.bounces)))
 				ret = MPI_ERR_NO_MEM;
 			f->buf = f->bounce;
 			f->len = len;
@@ -446,7 +419,7 @@ static void te_stream_pump(struct te_stream *s)
 		} else {
 			f->data = (uint32_t)r->comm->rank;
 			f->len = len;
-			if (s->bounce && !(f->bounce = te_bounce_get()))
+			if (s->bounce && !(f->bounce = mbu_pool_get(&te.bounces)))
 				ret = MPI_ERR_NO_MEM;
 			else if (s->bounce)
 				mbmpi_dt_part(&s->cur, r->buf, (size_t)r->count, r->dt, off, f->bounce,
@@ -472,7 +445,7 @@ static void te_stream_pump(struct te_stream *s)
 				s->next = s->end;
 				s->inflight--;
 				if (f->bounce)
-					te_bounce_put(f->bounce);
+					mbu_pool_put(&te.bounces, f->bounce);
 				mbmpi_fop_free(f);
 			}
 			continue;
@@ -499,12 +472,12 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 	struct mbmpi_req *r = f->req;
 	struct te_stream *s = r->eng;
 
-	if (err == FI_ETRUNC)
+	if (err == FI_ETRUNC) {
 		r->err = MPI_ERR_TRUNCATE;
-	else if (err)
+	} else if (err) {
 		r->err = MPI_ERR_OTHER;
-	if (err && err != FI_ETRUNC)
 		s->next = s->end; /* post no more */
+	}
 	if (s->recv && f->bounce && e && (!err || err == FI_ETRUNC) && f->off < r->clen) {
 		size_t n = e->len < r->clen - f->off ? e->len : r->clen - f->off;
 
@@ -512,7 +485,7 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 			      false);
 	}
 	if (f->bounce)
-		te_bounce_put(f->bounce);
+		mbu_pool_put(&te.bounces, f->bounce);
 	mbmpi_fop_free(f);
 	s->inflight--;
 	te_stream_pump(s);
@@ -546,8 +519,7 @@ static int te_send(struct mbmpi_req *r)
 	if (r->frag || len > mbmpi.max_msg) {
 		/* A non-contiguous message goes in pieces of te.frag bytes,
 		 * each packed as it goes; a contiguous one above the limit in
-		 * chunks, all posted at once unless a stream ahead holds its
-		 * tag. */
+		 * chunks, all posted at once. */
 		unsigned shift = r->frag ? te.frag_shift : te.chunk_shift;
 		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->tag);
 
@@ -562,15 +534,15 @@ static int te_send(struct mbmpi_req *r)
 		data |= (nfollow << 32) | ((uint64_t)shift << 56);
 		/* Created before the first piece, so that its cursor packs it
 		 * and its pieces are posted after it. */
-		if (nfollow && (r->frag || te_stream_blocked(false, addr, ctag)) &&
+		if (nfollow &&
 		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk)))
 			goto nomem;
 	}
-	if (stream && r->frag) {
+	if (r->frag) {
 		/* The first piece is the stream's too: packed into a bounce
 		 * buffer, and its completion posts the next. */
 		f = te_fop(NULL, MBMPI_FOP_PIECE_SEND);
-		if (f && !(f->bounce = te_bounce_get())) {
+		if (f && !(f->bounce = mbu_pool_get(&te.bounces))) {
 			mbmpi_fop_free(f);
 			f = NULL;
 		}
@@ -609,18 +581,6 @@ static int te_send(struct mbmpi_req *r)
 	if (stream) {
 		te_stream_pump(stream);
 		goto done;
-	}
-	for (uint64_t i = 0; i < nfollow; i++) {
-		f = te_fop(r, MBMPI_FOP_CONT_SEND);
-		if (!f)
-			goto nomem;
-		f->buf = (char *)r->cbuf + first + i * chunk;
-		f->len = chunk;
-		f->addr = addr;
-		f->tag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->tag);
-		f->data = (uint32_t)c->rank;
-		if ((ret = te_post(f)))
-			goto fail;
 	}
 done:
 	if (--r->outstanding == 0)
@@ -819,16 +779,15 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		if (total > r->clen)
 			r->err = MPI_ERR_TRUNCATE;
 		/* Into a non-contiguous receive, pieces no larger than a bounce
-		 * buffer are unpacked as they land (its bounce buffer keeps the
-		 * first piece alone); behind a stream with the same peer and tag,
-		 * they wait their turn. */
-		bool bounce = te.frag && chunk <= te.frag && r->tmp && !r->tmp_is_bsend;
-		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG);
+		 * buffer are unpacked as they land (its temporary keeps the first
+		 * piece alone); into anything else they go straight, all at once. */
+		bool bounce = te.frag && chunk <= te.frag && r->tmp;
+		struct te_stream *s;
 
-		if (nfollow && (bounce || te_stream_blocked(true, c->addr[src], ctag))) {
-			struct te_stream *s = te_stream_new(r, true, bounce, c->addr[src], ctag, first,
-							    total, chunk);
-
+		if (nfollow) {
+			s = te_stream_new(r, true, bounce, c->addr[src],
+					  mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG), first,
+					  total, chunk);
 			if (!s) {
 				r->err = MPI_ERR_NO_MEM;
 			} else {
@@ -836,23 +795,6 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 					r->tmp_valid = first;
 				te_stream_pump(s);
 			}
-			te_op_finished(f);
-			return;
-		}
-		for (uint64_t i = 0; i < nfollow; i++) {
-			struct mbmpi_fop *p = te_fop(r, MBMPI_FOP_CONT_RECV);
-			size_t off = first + (size_t)i * chunk;
-
-			if (!p) {
-				r->err = MPI_ERR_NO_MEM;
-				break;
-			}
-			/* Pieces past the buffer are received with no room, which drains them. */
-			p->buf = off < r->clen ? (char *)r->cbuf + off : NULL;
-			p->len = off < r->clen ? (r->clen - off < chunk ? r->clen - off : chunk) : 0;
-			p->addr = c->addr[src];
-			p->tag = ctag;
-			te_post(p);
 		}
 	}
 	te_op_finished(f);
@@ -886,12 +828,6 @@ static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e,
 		f->rdata = e->data;
 		f->rlen = e->len;
 		return;
-	case MBMPI_FOP_CONT_RECV:
-		if (err == FI_ETRUNC)
-			f->req->err = MPI_ERR_TRUNCATE;
-		else if (err)
-			f->req->err = MPI_ERR_OTHER;
-		break;
 	case MBMPI_FOP_ACK_RECV:
 		if (err == FI_ECANCELED)
 			break;

@@ -684,8 +684,10 @@ static int mbmpi_count_cpus(void)
 /* Exchanges {fabric address, node name} through PMIx and fills the AV. */
 static int mbmpi_modex(fi_addr_t *addrs)
 {
-	char blob[512], *all = NULL;
-	size_t alen = 256, hlen;
+	/* Room for the host engine's names of every rail (up to five of 120
+	 * bytes) and a node name. */
+	char blob[1024], *all = NULL;
+	size_t alen = 768, hlen;
 	pmix_value_t val, *pv;
 	pmix_info_t info;
 	pmix_proc_t proc;
@@ -693,8 +695,10 @@ static int mbmpi_modex(fi_addr_t *addrs)
 	int ret = MPI_ERR_OTHER, n = mbmpi.world_size;
 	size_t stride = 0;
 
-	if (mbmpi.eng->getname(blob + 2, &alen) || alen > 250)
+	if (mbmpi.eng->getname(blob + 2, &alen) || alen > 768) {
+		fprintf(stderr, "matchbox mpi: this rank's fabric address does not fit in 768 bytes\n");
 		return MPI_ERR_OTHER;
+	}
 	blob[0] = (char)(alen & 0xff);
 	blob[1] = (char)(alen >> 8);
 	{

@@ -17,6 +17,7 @@
 #include "mbu_match.h"
 #include "mbu_pool.h"
 #include "mbu_rcache.h"
+#include "mbu_stripe.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_SHORT, HE_TYPE_END };
 #define HE_F_SYNC 1u  /* eager: acknowledge after the match */
 #define HE_F_RDMA 2u  /* RTS: raddr/rkey name the data for fi_read */
-#define HE_F_STRIPE 4u /* RTS: raddr2/rkey2 name it on rail 0 too */
+#define HE_F_STRIPE 4u /* RTS: keys on other rails follow the header (off: which) */
 #define HE_MAGIC 0x6d68u
 
 /* On the wire. Everything in it is checked before it is used. */
@@ -42,8 +43,17 @@ struct he_hdr {
 	uint64_t sid;      /* the sender's id for this message (RTS, CTS, FIN, ACK) */
 	uint64_t rid;      /* the receiver's id (CTS, DATA) */
 	uint64_t raddr, rkey;
-	uint64_t off;      /* DATA: where the fragment goes */
-	uint64_t raddr2, rkey2;
+	uint64_t off;      /* DATA: where the fragment goes; striped RTS: rail bits */
+};
+
+/* Rails: up to HE_NET_MAX over the net provider, one per domain (NIC), and
+ * one for the node. A striped RTS names the data on each other rail that
+ * reaches the peer by one of these after its header, in rail order; the
+ * header's off has bit i set for rail i's. */
+enum { HE_NET_MAX = 4, HE_RAIL_MAX = HE_NET_MAX + 1 };
+_Static_assert(HE_RAIL_MAX <= MBU_STRIPE_MAX, "every rail can take a share");
+struct he_key {
+	uint64_t raddr, rkey;
 };
 
 /* The header of a standard-mode eager message: a quarter of the full one,
@@ -76,14 +86,18 @@ struct he_op {
 struct he_rdv {
 	struct mbmpi_req *req;
 	/* Sender: what the receiver reads, registered for it alone or from the
-	 * registration cache, on the peer's rail [0] and, striped, on rail 0 [1]. */
-	void *mr[2];
-	struct mbu_rcache_entry *rce[2];
+	 * registration cache, by rail number: the peer's rail and, striped, the
+	 * others that reach it, whose keys travel in keys (the RTS's payload). */
+	void *mr[HE_RAIL_MAX];
+	struct mbu_rcache_entry *rce[HE_RAIL_MAX];
+	struct he_key keys[HE_RAIL_MAX - 1];
+	bool offered;         /* sender: the receiver reads (it will say FIN) */
+	uint8_t remote;       /* the peer is on another node: which bandwidth */
 	/* Receiver of a striped read: when it was posted, the bytes each rail
 	 * reads and its reads not yet done (by rail number). */
 	uint64_t t0;
-	size_t part[2];
-	int left[2];
+	size_t part[HE_RAIL_MAX];
+	int left[HE_RAIL_MAX];
 	uint64_t id, peer_id;
 	fi_addr_t addr;       /* the peer, as communicators name it */
 	struct he_rail *rl;   /* the rail that reaches it: reads and registrations */
@@ -109,6 +123,8 @@ struct he_posted {
  * small message allocates nothing (malloc, copy and free had cost about 150
  * instructions a message). */
 enum { HE_UNEXP_INLINE = 64 };
+_Static_assert(HE_UNEXP_INLINE >= sizeof(struct he_key) * (HE_RAIL_MAX - 1),
+	       "an unexpected RTS keeps its keys inline");
 struct he_unexp {
 	struct mbu_mentry e;
 	struct he_hdr hdr;
@@ -136,6 +152,11 @@ struct he_slot {
 struct he_rail {
 	struct mbmpi_fab x;
 	const char *prov;
+	const char *dom;           /* the domain (NIC) asked for, or NULL: the first */
+	/* Rail 0's name for a rank -> this rail's (FI_ADDR_NOTAVAIL: it does
+	 * not reach that rank); NULL on rail 0. */
+	fi_addr_t *map;
+	bool frames;               /* carries frames (else only striped reads) */
 	size_t inject, max_msg;
 	size_t frame;              /* the largest frame its peers send */
 	bool iov2;                 /* the provider takes a two-piece send */
@@ -156,24 +177,28 @@ struct he_rail {
 	unsigned long tx, rx;
 	uint64_t read;             /* rendezvous bytes this rank read over it */
 	/* Read bandwidth measured on striped transfers (bytes per ns, moving
-	 * average), which sets each rail's share of the next one. */
-	double bw;
+	 * average) from ranks on this node [0] and on others [1], which sets
+	 * each rail's share of the next one. */
+	double bw[2];
 };
 
 /* Rail 0 reaches every rank and carries windows; with two providers named
- * (MATCHBOX_MPI_HOST_PROVIDERS=node,net) rail 1 reaches the ranks on this
- * node, as Open MPI's BML gives each peer its BTL. A peer's frames always
- * take the same rail, so the provider's send-after-send order still holds
- * per peer. */
-enum { HE_NAME_MAX = 120, HE_NAMES = 2 + 2 * HE_NAME_MAX };
+ * (MATCHBOX_MPI_HOST_PROVIDERS=node,net) the node rail reaches the ranks on
+ * this node, as Open MPI's BML gives each peer its BTL. A peer's frames
+ * always take the same rail, so the provider's send-after-send order still
+ * holds per peer. With MATCHBOX_MPI_HOST_NET_DOMAINS=d0,d1,... the net
+ * provider is opened on each of those domains (NICs): rail i on di. Only
+ * rail 0 carries frames to other nodes; the others carry shares of striped
+ * reads, as Open MPI's OB1 spreads a large message over its BTLs. Net rails
+ * come first, then the node rail: every rank of a job numbers them alike,
+ * and a striped RTS names rails by number. */
+enum { HE_NAME_MAX = 120 };
 
 static struct {
-	struct he_rail rail[2];
-	int nrails;
-	/* via[a]: the node rail's address of the rank that rail 0 calls a, or
-	 * FI_ADDR_NOTAVAIL for a rank reached by rail 0 */
-	fi_addr_t *via;
-	size_t nvia;
+	struct he_rail rail[HE_RAIL_MAX];
+	int nrails, nnet;
+	struct he_rail *node;      /* the node rail, or NULL */
+	size_t nmap;               /* entries of each rail's map */
 	size_t eager;
 	/* Messages to a rank on another node go eager up to eager_net (never
 	 * below eager, so it is also the largest frame any peer sends);
@@ -181,9 +206,10 @@ static struct {
 	size_t eager_net;
 	uint8_t *remote;
 	int via_peers;             /* ranks reached by the node rail */
-	/* Rendezvous reads of at least this many bytes from a rank that both
-	 * rails reach go over both (0: never). */
-	size_t stripe;
+	/* Rendezvous reads of at least this many bytes go over every rail that
+	 * reaches the peer (0: never), from a rank on this node [0] and on
+	 * another [1]. */
+	size_t stripe[2];
 	unsigned long stripe_skipped;
 	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
 	struct mbu_pool frags;     /* a fragment on any rail: HE_FRAG_MAX or eager_net bytes */
@@ -205,11 +231,11 @@ static uint64_t he_key_tag(uint32_t ctx, int tag)
  * there is not NULL) that rail's name for it. */
 static inline struct he_rail *he_route(fi_addr_t a, fi_addr_t *there)
 {
-	if (he.via && a < he.nvia && he.via[a] != FI_ADDR_NOTAVAIL) {
-		a = he.via[a];
+	if (he.node && he.node->map && a < he.nmap && he.node->map[a] != FI_ADDR_NOTAVAIL) {
+		a = he.node->map[a];
 		if (there)
 			*there = a;
-		return &he.rail[1];
+		return he.node;
 	}
 	if (there)
 		*there = a;
@@ -219,6 +245,14 @@ static inline struct he_rail *he_route(fi_addr_t a, fi_addr_t *there)
 static inline int he_rail_no(const struct he_rail *rl)
 {
 	return (int)(rl - he.rail);
+}
+
+/* rl's name for the rank rail 0 calls a, or FI_ADDR_NOTAVAIL. */
+static fi_addr_t he_rail_addr(const struct he_rail *rl, fi_addr_t a)
+{
+	if (rl == &he.rail[0])
+		return a;
+	return rl->map && a < he.nmap ? rl->map[a] : FI_ADDR_NOTAVAIL;
 }
 
 /* ---- Registrations of large sends' data ---- */
@@ -244,17 +278,12 @@ static void he_rc_dereg(void *arg, void *handle)
 
 static const struct mbu_rcache_ops he_rc_ops = { he_rc_reg, he_rc_dereg };
 
-static struct he_rail *he_reg_rail(struct he_rdv *v, int i)
-{
-	return i ? &he.rail[0] : v->rl;
-}
-
 /* The send's buffer, readable by the receiver under *key at *raddr over
- * the peer's rail (i = 0) or over rail 0 as well (i = 1). */
+ * rail i. */
 static int he_rdv_reg(struct he_rdv *v, int i, void *buf, size_t len, uint64_t *key,
 		      uint64_t *raddr)
 {
-	struct he_rail *rl = he_reg_rail(v, i);
+	struct he_rail *rl = &he.rail[i];
 
 	if (rl->rc_on && len && !mbu_rcache_get(&rl->rc, buf, len, &v->rce[i])) {
 		*key = fi_mr_key(v->rce[i]->handle);
@@ -268,9 +297,9 @@ static int he_rdv_reg(struct he_rdv *v, int i, void *buf, size_t len, uint64_t *
 
 static void he_rdv_dereg(struct he_rdv *v)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < he.nrails; i++) {
 		if (v->rce[i])
-			mbu_rcache_put(&he_reg_rail(v, i)->rc, v->rce[i]);
+			mbu_rcache_put(&he.rail[i].rc, v->rce[i]);
 		v->rce[i] = NULL;
 		mbmpi_fab_dereg(v->mr[i]);
 		v->mr[i] = NULL;
@@ -515,6 +544,21 @@ static size_t he_one_trip(const char *prov)
 	return lim > sizeof(struct he_short) ? lim - sizeof(struct he_short) : 0;
 }
 
+/* The entry of rl's fi_info list on the domain asked for, alone: a
+ * provider may offer every domain whatever the hints name (libfabric 1.17's
+ * tcp does). */
+static int he_pick_domain(struct he_rail *rl)
+{
+	struct fi_info *i, *pick = NULL;
+
+	for (i = rl->x.info; i && !pick; i = i->next)
+		if (i->domain_attr && i->domain_attr->name && !strcmp(i->domain_attr->name, rl->dom))
+			pick = fi_dupinfo(i);
+	fi_freeinfo(rl->x.info);
+	rl->x.info = pick;
+	return pick ? 0 : -FI_ENODATA;
+}
+
 /* One rail's fi_info: the most its provider grants, in this order;
  * multi-receive buffers only matter for the eager frames, so they are
  * asked for last. */
@@ -537,19 +581,27 @@ static int he_rail_info(struct he_rail *rl)
 
 	if (!hints)
 		return MPI_ERR_NO_MEM;
+	if (rl->dom && !(hints->domain_attr->name = strdup(rl->dom))) {
+		fi_freeinfo(hints);
+		return MPI_ERR_NO_MEM;
+	}
 	for (size_t i = 0; ret && i < sizeof(want) / sizeof(want[0]); i++) {
 		if ((want[i] & FI_MULTI_RECV) && !multi_ok)
 			continue;
 		hints->caps = want[i];
 		ret = mbmpi_fab_getinfo(hints, &rl->x.info);
+		if (!ret && rl->dom)
+			ret = he_pick_domain(rl);
 		rl->x.rma = !ret && (want[i] & FI_RMA);
 		rl->x.atomics = !ret && (want[i] & FI_ATOMIC);
 		rl->multi = !ret && (want[i] & FI_MULTI_RECV);
 	}
 	fi_freeinfo(hints);
 	if (ret) {
-		fprintf(stderr, "matchbox mpi: host engine: no RDM provider '%s' with FI_MSG (%s); "
-			"set MATCHBOX_MPI_HOST_PROVIDERS\n", rl->prov, fi_strerror(-ret));
+		fprintf(stderr, "matchbox mpi: host engine: no RDM provider '%s'%s%s with FI_MSG (%s); "
+			"set MATCHBOX_MPI_HOST_PROVIDERS%s\n", rl->prov, rl->dom ? " on domain " : "",
+			rl->dom ? rl->dom : "", fi_strerror(-ret),
+			rl->dom ? " and MATCHBOX_MPI_HOST_NET_DOMAINS" : "");
 		return MPI_ERR_OTHER;
 	}
 	/* =0: rendezvous by clear-to-send even with RMA, to test and compare. */
@@ -566,6 +618,15 @@ static int he_rail_open(struct he_rail *rl)
 {
 	int ret;
 
+	if (!rl->frames) {
+		/* Only reads: no frame comes to it, so no buffers. */
+		ret = mbmpi_fab_open(&rl->x, "host", FI_CQ_FORMAT_DATA);
+		rl->rc_on = !ret && rl->rdv_read &&
+			    !mbu_rcache_init(&rl->rc, &he_rc_ops, rl,
+					     (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
+					     (size_t)1 << 30);
+		return ret;
+	}
 	rl->nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
 	if (rl->nbufs < 4)
 		rl->nbufs = 4;
@@ -615,12 +676,14 @@ static int he_rail_open(struct he_rail *rl)
 
 /* MATCHBOX_MPI_HOST_PROVIDERS: one provider for every peer, or "node,net":
  * the first for ranks on this node, the second for the others (and for
- * windows, so it must reach every rank). */
+ * windows, so it must reach every rank). MATCHBOX_MPI_HOST_NET_DOMAINS: the
+ * net provider's domains (NICs) to open it on, a rail each. */
 static int he_providers(void)
 {
-	static char names[2][64];
+	static char names[2][64], doms[HE_NET_MAX][64];
 	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
 				  mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
+	const char *d = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "");
 	const char *comma = strchr(v, ',');
 	size_t n = comma ? (size_t)(comma - v) : strlen(v);
 
@@ -633,9 +696,37 @@ static int he_providers(void)
 	memcpy(names[1], v, n);
 	names[1][n] = 0;
 	strcpy(names[0], comma ? comma + 1 : names[1]);
-	he.nrails = strcmp(names[0], names[1]) ? 2 : 1;
-	he.rail[0].prov = names[0];
-	he.rail[1].prov = names[1];
+	he.nnet = 0;
+	for (const char *p = d; *d;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (!l || l >= sizeof(doms[0]) || he.nnet == HE_NET_MAX) {
+			fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_HOST_NET_DOMAINS=%s: expected 1 to %d "
+				"domain names, comma-separated (e.g. eth0,eth1 or mlx5_0,mlx5_1)\n", d,
+				HE_NET_MAX);
+			return MPI_ERR_ARG;
+		}
+		memcpy(doms[he.nnet], p, l);
+		doms[he.nnet][l] = 0;
+		he.rail[he.nnet].dom = doms[he.nnet];
+		he.nnet++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (!he.nnet)
+		he.nnet = 1;
+	for (int i = 0; i < he.nnet; i++) {
+		he.rail[i].prov = names[0];
+		he.rail[i].frames = i == 0;
+	}
+	he.nrails = he.nnet;
+	if (strcmp(names[0], names[1])) {
+		he.node = &he.rail[he.nrails++];
+		he.node->prov = names[1];
+		he.node->frames = true;
+	}
 	return MPI_SUCCESS;
 }
 
@@ -652,8 +743,8 @@ static int he_init(void)
 		if ((ret = he_rail_info(&he.rail[i])))
 			return ret;
 	max_msg = he.rail[0].max_msg;
-	if (he.nrails > 1 && he.rail[1].max_msg < max_msg)
-		max_msg = he.rail[1].max_msg;
+	if (he.node && he.node->max_msg < max_msg)
+		max_msg = he.node->max_msg;
 	he.eager = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER", 8192);
 	if (he.eager < 64)
 		he.eager = 64;
@@ -681,10 +772,21 @@ static int he_init(void)
 		he.eager_net = he.eager;
 	/* The node rail carries only frames within the node. */
 	he.rail[0].frame = sizeof(struct he_hdr) + he.eager_net;
-	he.rail[1].frame = sizeof(struct he_hdr) + he.eager;
-	/* Both rails start equal; striped reads measure them. */
-	he.rail[0].bw = he.rail[1].bw = 1.0;
-	he.stripe = he.nrails > 1 ? (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_STRIPE", 0) : 0;
+	if (he.node)
+		he.node->frame = sizeof(struct he_hdr) + he.eager;
+	/* All rails start equal; striped reads measure them. */
+	for (int i = 0; i < he.nrails; i++)
+		he.rail[i].bw[0] = he.rail[i].bw[1] = 1.0;
+	/* Striping within a node (the node rail and the net rail, both copies
+	 * by the same cores) measured no gain, so it is off unless asked for;
+	 * several NICs are named to be used, so between nodes it is on from
+	 * 64 KiB, where a read's share still outweighs its round trip. */
+	{
+		long st = mbmpi_env_long("MATCHBOX_MPI_HOST_STRIPE", -1);
+
+		he.stripe[0] = he.nrails > 1 && st > 0 ? (size_t)st : 0;
+		he.stripe[1] = he.nnet < 2 || !st ? 0 : st > 0 ? (size_t)st : 65536;
+	}
 	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
 	/* Non-contiguous data past every eager limit is packed and unpacked
 	 * a fragment at a time (clear-to-send), not through a whole copy. */
@@ -712,10 +814,17 @@ static int he_init(void)
 		for (int i = 0; i < he.nrails; i++) {
 			struct he_rail *rl = &he.rail[i];
 
-			fprintf(stderr, "matchbox mpi: host engine: %s%s: eager frames of up to %zu "
+			if (!rl->frames) {
+				fprintf(stderr, "matchbox mpi: host engine: %s on %s: shares of striped "
+					"reads (from %zu bytes) only\n", rl->prov, rl->dom, he.stripe[1]);
+				continue;
+			}
+			fprintf(stderr, "matchbox mpi: host engine: %s%s%s%s: eager frames of up to %zu "
 				"bytes into %d %sbuffers of %zu bytes; eager up to %zu bytes within a "
 				"node, %zu to other nodes; rendezvous by %s\n", rl->prov,
-				he.nrails == 1 ? "" : i ? " (ranks on the node)" : " (other nodes, windows)",
+				rl->dom ? " on " : "", rl->dom ? rl->dom : "",
+				he.nrails == 1 ? "" : rl == he.node ? " (ranks on the node)"
+								: " (other nodes, windows)",
 				rl->frame, rl->nbufs, rl->multi ? "multi-receive " : "", rl->bufsize,
 				he.eager, he.eager_net, rl->rdv_read ? "fi_read" : "clear-to-send");
 		}
@@ -744,16 +853,19 @@ static void he_fini(void)
 		mbmpi_fab_close(&rl->x);
 		free(rl->bufs);
 		free(rl->rxops);
+		free(rl->map);
 	}
 	if (he.bad_frames)
 		fprintf(stderr, "matchbox mpi: rank %d: host engine: dropped %lu malformed or "
 			"stray frames\n", mbmpi.world_rank, he.bad_frames);
 	if (mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 1)
 		for (int i = 0; i < he.nrails; i++)
-			fprintf(stderr, "matchbox mpi: rank %d: host engine: %s: %lu frames sent, %lu "
-				"received, %llu bytes read (striped reads: %.2f GB/s)\n",
-				mbmpi.world_rank, he.rail[i].prov, he.rail[i].tx, he.rail[i].rx,
-				(unsigned long long)he.rail[i].read, he.rail[i].bw);
+			fprintf(stderr, "matchbox mpi: rank %d: host engine: %s%s%s: %lu frames sent, "
+				"%lu received, %llu bytes read (striped reads: %.3g GB/s within the "
+				"node, %.3g from others)\n", mbmpi.world_rank, he.rail[i].prov,
+				he.rail[i].dom ? " on " : "", he.rail[i].dom ? he.rail[i].dom : "",
+				he.rail[i].tx, he.rail[i].rx, (unsigned long long)he.rail[i].read,
+				he.rail[i].bw[0], he.rail[i].bw[1]);
 	if (he.queues) {
 		mbu_dlist_foreach(&he.unexp.all, it)
 			he_unexp_data_free(mbu_container_of(mbu_unexp_entry_of_all(it),
@@ -769,35 +881,43 @@ static void he_fini(void)
 	mbmpi.frag_min = 0;
 	free(he.slots);
 	free(he.remote);
-	free(he.via);
 	memset(&he, 0, sizeof(he));
 }
 
-/* With two rails, both names in a fixed layout: a length byte each, then
- * each name in its own HE_NAME_MAX bytes (every rank's blob has one size). */
+/* With several rails, every name in a fixed layout: the number of rails,
+ * a length byte for each of HE_RAIL_MAX, then each name in its own
+ * HE_NAME_MAX bytes (every rank's blob has one size). */
+static size_t he_names_len(void)
+{
+	return 1 + HE_RAIL_MAX + (size_t)he.nrails * HE_NAME_MAX;
+}
+
 static int he_getname(void *addr, size_t *len)
 {
 	unsigned char *b = addr;
+	size_t need = he_names_len();
 
 	if (he.nrails == 1)
 		return mbmpi_fab_getname(&he.rail[0].x, addr, len);
-	if (*len < HE_NAMES) {
-		*len = HE_NAMES;
+	if (*len < need) {
+		*len = need;
 		return -FI_ETOOSMALL;
 	}
-	memset(b, 0, HE_NAMES);
-	for (int i = 0; i < 2; i++) {
+	memset(b, 0, need);
+	b[0] = (unsigned char)he.nrails;
+	for (int i = 0; i < he.nrails; i++) {
 		size_t l = HE_NAME_MAX;
-		int ret = mbmpi_fab_getname(&he.rail[i].x, b + 2 + (size_t)i * HE_NAME_MAX, &l);
+		int ret = mbmpi_fab_getname(&he.rail[i].x, b + 1 + HE_RAIL_MAX + (size_t)i * HE_NAME_MAX,
+					    &l);
 
 		if (ret || !l || l > HE_NAME_MAX) {
 			fprintf(stderr, "matchbox mpi: host engine: %s's address does not fit in %d "
 				"bytes\n", he.rail[i].prov, HE_NAME_MAX);
 			return ret ? ret : -FI_ETOOSMALL;
 		}
-		b[i] = (unsigned char)l;
+		b[1 + i] = (unsigned char)l;
 	}
-	*len = HE_NAMES;
+	*len = need;
 	return 0;
 }
 
@@ -820,51 +940,77 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 	}
 	if (he.nrails == 1)
 		return mbmpi_fab_insert(&he.rail[0].x, addrs, n, out);
-	if (addrlen != HE_NAMES || he.via)
+	if (he.nmap)
 		return MPI_ERR_INTERN;
-	if (!(he.via = malloc((size_t)n * sizeof(*he.via))))
-		return MPI_ERR_NO_MEM;
-	he.nvia = (size_t)n;
-	for (int w = 0; w < n; w++)
-		he.via[w] = FI_ADDR_NOTAVAIL;
+	if (addrlen != he_names_len()) {
+		fprintf(stderr, "matchbox mpi: host engine: ranks were started with different rails "
+			"(MATCHBOX_MPI_HOST_PROVIDERS, MATCHBOX_MPI_HOST_NET_DOMAINS)\n");
+		return MPI_ERR_OTHER;
+	}
+	for (int i = 1; i < he.nrails; i++) {
+		if (!(he.rail[i].map = malloc((size_t)n * sizeof(fi_addr_t))))
+			return MPI_ERR_NO_MEM;
+		for (int w = 0; w < n; w++)
+			he.rail[i].map[w] = FI_ADDR_NOTAVAIL;
+	}
+	he.nmap = (size_t)n;
 	for (int w = 0; w < n; w++) {
 		const unsigned char *b = (const unsigned char *)addrs + (size_t)w * addrlen;
-		fi_addr_t a;
+		const unsigned char *name = b + 1 + HE_RAIL_MAX;
 
 		/* Another rank's bytes: checked before an AV reads them. */
-		if (!b[0] || b[0] > HE_NAME_MAX || !b[1] || b[1] > HE_NAME_MAX) {
-			fprintf(stderr, "matchbox mpi: host engine: rank %d published a malformed "
-				"address\n", w);
+		for (int i = 0; i < he.nrails; i++)
+			if (b[0] != he.nrails || !b[1 + i] || b[1 + i] > HE_NAME_MAX) {
+				fprintf(stderr, "matchbox mpi: host engine: rank %d published a "
+					"malformed address\n", w);
+				return MPI_ERR_OTHER;
+			}
+		if (fi_av_insert(he.rail[0].x.av, name, 1, &out[w], 0, NULL) != 1)
 			return MPI_ERR_OTHER;
-		}
-		if (fi_av_insert(he.rail[0].x.av, b + 2, 1, &out[w], 0, NULL) != 1)
-			return MPI_ERR_OTHER;
-		/* A pair of ranks uses one rail both ways. */
-		if (he_same_node(w) && out[w] < he.nvia &&
-		    fi_av_insert(he.rail[1].x.av, b + 2 + HE_NAME_MAX, 1, &a, 0, NULL) == 1) {
-			he.via[out[w]] = a;
-			he.via_peers++;
+		if (out[w] >= he.nmap)
+			continue;
+		for (int i = 1; i < he.nrails; i++) {
+			struct he_rail *rl = &he.rail[i];
+			fi_addr_t a;
+
+			/* A pair of ranks uses one rail both ways: the node
+			 * rail reaches a rank of the node, and only those. */
+			if (rl == he.node && !he_same_node(w))
+				continue;
+			if (fi_av_insert(rl->x.av, name + (size_t)i * HE_NAME_MAX, 1, &a, 0, NULL) != 1)
+				continue; /* not reached that way: frames and reads go by rail 0 */
+			rl->map[out[w]] = a;
+			if (rl == he.node)
+				he.via_peers++;
 		}
 	}
-	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
-		fprintf(stderr, "matchbox mpi: host engine: rank 0 reaches %d rank%s by %s (its node) "
-			"and %d by %s\n", he.via_peers, he.via_peers == 1 ? "" : "s", he.rail[1].prov,
-			n - he.via_peers, he.rail[0].prov);
+	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0) {
+		if (he.node)
+			fprintf(stderr, "matchbox mpi: host engine: rank 0 reaches %d rank%s by %s (its "
+				"node) and %d by %s\n", he.via_peers, he.via_peers == 1 ? "" : "s",
+				he.node->prov, n - he.via_peers, he.rail[0].prov);
+		if (he.nnet > 1)
+			fprintf(stderr, "matchbox mpi: host engine: %d net rails (%s), reads of %zu "
+				"bytes and more from other nodes striped over them\n", he.nnet,
+				mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), he.stripe[1]);
+	}
 	return MPI_SUCCESS;
+}
+
+static inline int he_world_of(const struct mbmpi_comm *c, int peer)
+{
+	return (c->inter ? c->rgroup : c->group)->world[peer];
 }
 
 /* The largest message that goes to the peer eager: small ones decide on
  * the first comparison. */
 static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
 {
-	const struct mbmpi_group *g;
-
 	if (len <= he.eager)
 		return true;
 	if (len > he.eager_net || !he.remote)
 		return false;
-	g = c->inter ? c->rgroup : c->group;
-	return he.remote[g->world[peer]];
+	return he.remote[he_world_of(c, peer)];
 }
 
 /* ---- Sending ---- */
@@ -927,19 +1073,32 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
+		v->remote = !he_same_node(he_world_of(c, r->peer));
 		if (v->rl->rdv_read && !r->frag &&
-		    !he_rdv_reg(v, 0, r->cbuf, r->clen, &h.rkey, &h.raddr)) {
+		    !he_rdv_reg(v, he_rail_no(v->rl), r->cbuf, r->clen, &h.rkey, &h.raddr)) {
+			size_t min = he.stripe[v->remote];
+
 			h.flags |= HE_F_RDMA;
-			/* A rank on the node is reached by both rails. */
-			if (he.stripe && r->clen >= he.stripe && v->rl != &he.rail[0] &&
-			    he.rail[0].rdv_read &&
-			    !he_rdv_reg(v, 1, r->cbuf, r->clen, &h.rkey2, &h.raddr2))
+			v->offered = true;
+			/* Every other rail that reaches the peer offers the data
+			 * too; the receiver decides the shares. */
+			for (int i = 0; min && r->clen >= min && i < he.nrails; i++) {
+				struct he_key *k = &v->keys[__builtin_popcountll(h.off)];
+
+				if (&he.rail[i] == v->rl || !he.rail[i].rdv_read ||
+				    he_rail_addr(&he.rail[i], addr) == FI_ADDR_NOTAVAIL ||
+				    he_rdv_reg(v, i, r->cbuf, r->clen, &k->rkey, &k->raddr))
+					continue;
+				h.off |= 1ull << i;
+			}
+			if (h.off)
 				h.flags |= HE_F_STRIPE;
 		}
 		/* Done at FIN (the receiver read it), or when the last fragment
 		 * the CTS asked for has gone. */
 		r->outstanding++;
-		if ((ret = he_frame(r, addr, &h, NULL, 0, NULL))) {
+		if ((ret = he_frame(r, addr, &h, h.off ? v->keys : NULL,
+				    (size_t)__builtin_popcountll(h.off) * sizeof(struct he_key), NULL))) {
 			r->err = ret;
 			r->outstanding--;
 			he_id_free(v->id);
@@ -1116,7 +1275,7 @@ static void he_read_part(struct he_rdv *v, struct he_rail *rl, fi_addr_t addr, s
 }
 
 /* A matched request-to-send: read the data, or ask for it. */
-static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
+static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h, const void *data)
 {
 	struct he_rdv *v;
 	fi_addr_t read_from;
@@ -1138,35 +1297,42 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h)
 	v->len = h->len;
 	v->rl = he_route(v->addr, &read_from);
 	if ((h->flags & HE_F_RDMA) && v->rl->rdv_read && !r->frag) {
-		size_t split = want; /* read over the peer's rail; the rest over rail 0 */
+		struct he_rail *rls[HE_RAIL_MAX] = {v->rl};
+		fi_addr_t at[HE_RAIL_MAX] = {read_from};
+		struct he_key keys[HE_RAIL_MAX] = {{h->raddr, h->rkey}};
+		size_t part[HE_RAIL_MAX] = {want}, off = 0;
+		int n = 1;
 
-		/* Striped: each rail's share in proportion to the bandwidth it
-		 * showed on the last striped reads, so both finish together. */
-		if ((h->flags & HE_F_STRIPE) && he.stripe && v->rl != &he.rail[0] &&
-		    he.rail[0].rdv_read) {
-			double b1 = v->rl->bw, b0 = he.rail[0].bw, share = b1 / (b0 + b1);
+		v->remote = !he_same_node(he_world_of(r->comm, (int)h->src));
+		/* Striped: the other rails the sender offered that reach it
+		 * here too (the header was checked: one key per bit). */
+		if ((h->flags & HE_F_STRIPE) && he.stripe[v->remote] && want >= he.stripe[v->remote]) {
+			int j = 0;
 
-			/* A share under 1/16 costs the slow rail's round trip
-			 * for little: the fast rail reads it all, and every 64th
-			 * such transfer gives the slow one 1/16 to measure it
-			 * again. */
-			if (share < 1.0 / 16 || share > 15.0 / 16) {
-				if (++he.stripe_skipped % 64)
-					share = share < 0.5 ? 0 : 1;
-				else
-					share = share < 0.5 ? 1.0 / 16 : 15.0 / 16;
+			for (int i = 0; i < HE_RAIL_MAX; i++) {
+				if (!(h->off >> i & 1))
+					continue;
+				memcpy(&keys[n], (const char *)data + (size_t)j++ * sizeof(struct he_key),
+				       sizeof(struct he_key));
+				if (i >= he.nrails || &he.rail[i] == v->rl || !he.rail[i].rdv_read ||
+				    (at[n] = he_rail_addr(&he.rail[i], v->addr)) == FI_ADDR_NOTAVAIL)
+					continue;
+				rls[n++] = &he.rail[i];
 			}
-			split = (size_t)((double)want * share) & ~(size_t)63;
-			if (split > want)
-				split = want;
-			if (split && split < want)
-				v->t0 = mbu_now_ns();
+			if (n > 1) {
+				double bw[HE_RAIL_MAX];
+
+				for (int i = 0; i < n; i++)
+					bw[i] = rls[i]->bw[v->remote];
+				if (mbu_stripe_shares(bw, n, want, &he.stripe_skipped, part) > 1)
+					v->t0 = mbu_now_ns();
+			}
 		}
 		v->pending = 1; /* held while posting */
-		he_read_part(v, v->rl, read_from, 0, split, h->raddr, h->rkey);
-		if (split < want && !r->err)
-			he_read_part(v, &he.rail[0], v->addr, split, want - split, h->raddr2 + split,
-				     h->rkey2);
+		for (int i = 0; i < n && !r->err; off += part[i++])
+			if (part[i])
+				he_read_part(v, rls[i], at[i], off, part[i], keys[i].raddr + off,
+					     keys[i].rkey);
 		if (--v->pending == 0) {
 			/* nothing to read (or nothing could be posted) */
 			struct he_hdr fin = {.sid = v->peer_id, .src = h->src};
@@ -1198,7 +1364,7 @@ static void he_deliver(struct mbmpi_req *r, const struct he_hdr *h, const void *
 		return;
 	}
 	if (h->type == HE_RTS) {
-		he_rdv_recv(r, h);
+		he_rdv_recv(r, h, data);
 		return;
 	}
 	he_fill_status(r, h);
@@ -1310,13 +1476,19 @@ static void he_on_match_frame(const struct he_hdr *h, const void *data)
 	if (u) {
 		u->hdr = *h;
 		u->data = NULL;
-		if (h->type == HE_EAGER && h->len && h->len <= HE_UNEXP_INLINE)
+		if (h->type == HE_RTS && h->off) {
+			/* its keys, checked to fit */
+			memcpy(u->inl, data,
+			       (size_t)__builtin_popcountll(h->off) * sizeof(struct he_key));
 			u->data = u->inl;
-		if (h->type == HE_EAGER && h->len && !u->data && !(u->data = malloc(h->len))) {
-			mbu_pool_put(&he.unexp_pool, u);
-			u = NULL;
-		} else if (u->data) {
-			memcpy(u->data, data, h->len);
+		} else if (h->type == HE_EAGER && h->len) {
+			u->data = h->len <= HE_UNEXP_INLINE ? u->inl : malloc(h->len);
+			if (!u->data) {
+				mbu_pool_put(&he.unexp_pool, u);
+				u = NULL;
+			} else {
+				memcpy(u->data, data, h->len);
+			}
 		}
 	}
 	if (!u || mbu_unexp_insert(&he.unexp, &u->e, h->src, he_key_tag(h->ctx, h->tag))) {
@@ -1393,9 +1565,18 @@ static void he_on_frame(const void *buf, size_t n)
 		}
 		he_on_match_frame(&h, (const char *)buf + sizeof(h));
 		return;
-	case HE_RTS:
-		he_on_match_frame(&h, NULL);
+	case HE_RTS: {
+		/* A striped RTS: a key for each rail bit, and no other bytes. */
+		size_t keys = (size_t)__builtin_popcountll(h.off);
+
+		if (h.off >> HE_RAIL_MAX || !(h.flags & HE_F_STRIPE) != !h.off ||
+		    n != sizeof(h) + keys * sizeof(struct he_key)) {
+			he.bad_frames++;
+			return;
+		}
+		he_on_match_frame(&h, keys ? (const char *)buf + sizeof(h) : NULL);
 		return;
+	}
 	case HE_CTS:
 		he_on_cts(&h);
 		return;
@@ -1410,7 +1591,7 @@ static void he_on_frame(const void *buf, size_t n)
 		struct he_rdv *v = he_id_get(h.sid, true);
 		struct mbmpi_req *r;
 
-		if (!v || !v->sender || (!v->mr[0] && !v->rce[0])) {
+		if (!v || !v->sender || !v->offered) {
 			he.bad_frames++;
 			return;
 		}
@@ -1451,14 +1632,9 @@ static void he_op_done(struct he_op *o, int err)
 			rr->err = MPI_ERR_OTHER;
 		he_op_free(o);
 		/* A rail's part of a striped read done: its bandwidth sample. */
-		if (--v->left[i] == 0 && v->t0 && !err) {
-			double dt = (double)(mbu_now_ns() - v->t0), bw;
-
-			if (dt > 0) {
-				bw = (double)v->part[i] / dt;
-				rl->bw = 0.75 * rl->bw + 0.25 * bw;
-			}
-		}
+		if (--v->left[i] == 0 && v->t0 && !err)
+			rl->bw[v->remote] = mbu_stripe_sample(rl->bw[v->remote], v->part[i],
+							      mbu_now_ns() - v->t0);
 		if (--v->pending == 0) {
 			struct he_hdr fin = {.sid = v->peer_id};
 			int src = rr->status.MPI_SOURCE;
@@ -1506,8 +1682,8 @@ static int he_progress(void)
 			he_op_done(o, -ret);
 	}
 	done = he_progress_rail(&he.rail[0]);
-	if (he.nrails > 1)
-		done += he_progress_rail(&he.rail[1]);
+	for (int i = 1; i < he.nrails; i++)
+		done += he_progress_rail(&he.rail[i]);
 	return done;
 }
 

@@ -5,7 +5,8 @@
 # connection storm; idle teardown and rebuild mid-run; 5% datagram loss; a
 # link pulled mid-run; an all-to-all of unexpected messages with a starved
 # receive queue; Open MPI's mpirun and its CM path over matchbox; the same
-# bed under tcp;ofi_rxm as a cross-check. Each check prints one line;
+# bed under tcp;ofi_rxm as a cross-check; two NICs a host, striped over by
+# the host engine. Each check prints one line;
 # the last line is "across hosts: N passed, M failed".
 # usage: across.sh BUILD_DIR   (needs root and ip(8); exits 77 to skip)
 set -u
@@ -232,6 +233,26 @@ rails() { # program
 		n=$(grep -c "host engine: $p: [1-9][0-9]* frames sent, [1-9][0-9]* received" <<<"$out")
 		[ "$n" = 4 ] || { echo "$n ranks of 4 sent and received frames by $p"; return 1; }
 	done
+}
+
+# Two NICs a host (MBX_RAILS=2): the host engine opens tcp;ofi_rxm on each
+# and reads large messages from the other host over both. The programs check
+# their data; then every rank that read from the other host must have read
+# bytes over eth1 as well as eth0, and no rank sent a frame on eth1 (only
+# rail 0 carries frames, so MPI's order stays the provider's).
+net_rails() { # program
+	local out n
+	out=$(mpi 2 "$1" MATCHBOX_MPI_ENGINE=host "MATCHBOX_MPI_HOST_PROVIDERS=shm,tcp;ofi_rxm" \
+		MATCHBOX_MPI_HOST_NET_DOMAINS=eth0,eth1 MATCHBOX_MPI_VERBOSE=2 2>&1) ||
+		{ echo "$out" | tail -n 8; return 1; }
+	n=$(grep -c "host engine: tcp;ofi_rxm on eth1: 0 frames sent, 0 received, [1-9][0-9]* bytes read" <<<"$out")
+	[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over eth1 (at least 2 should)"; return 1; }
+	n=$(grep -c "host engine: tcp;ofi_rxm on eth0: [1-9][0-9]* frames sent, .* [1-9][0-9]* bytes read" <<<"$out")
+	[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over eth0 (at least 2 should)"; return 1; }
+	! grep -q "on eth1: [1-9]" <<<"$out" || { echo "frames on eth1"; return 1; }
+}
+two_rails() {
+	check "MPI t_p2p, host engine striping over two NICs (eth0, eth1), 2 hosts x 2" net_rails t_p2p
 }
 
 # ftx_pingpong on 2 hosts; both ranks' counts at close (FI_LOG_LEVEL=info)
@@ -494,7 +515,7 @@ openmpi_hosts() {
 	done
 }
 
-steps="2 two_hosts;4 four_hosts;4 idle_and_loss;2 link_down"
+steps="2 two_hosts;4 four_hosts;4 idle_and_loss;2 link_down;2 two_rails 2"
 tmpd=$(mktemp -d /tmp/mbx-across.XXXXXX)
 trap 'rm -rf "$tmpd"' EXIT
 ftisbin=$tmpd/ftis
@@ -543,19 +564,19 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 
-run_on() { # hosts, function
-	"$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""
+run_on() { # hosts, function, NICs a host
+	MBX_RAILS=${3:-1} "$here/cluster.sh" run "$1" bash -c "$2; echo \"__counts \$pass \$fail\""
 }
 
 total_p=0 total_f=0
 IFS=';' read -ra step_list <<<"$steps"
 for step in "${step_list[@]}"; do
 	set -- $step
-	out=$(run_on "$1" "$2" | tee /dev/stderr | awk '/^__counts/ {print $2, $3}')
+	out=$(run_on "$1" "$2" "${3:-1}" | tee /dev/stderr | awk '/^__counts/ {print $2, $3}')
 	read -r p f <<<"${out:-0 1}"
 	total_p=$((total_p + p))
 	total_f=$((total_f + f))

@@ -3,18 +3,25 @@
 # with one interface, eth0, at 198.51.100.(10+K)/24 (a documentation range no
 # real network here uses). The hosts are joined by veth pairs to a bridge that
 # lives in a namespace of its own (mbx-sw), so the machine's own network is
-# never touched. Needs root (CI runs as root).
+# never touched. With MBX_RAILS=2 (or 3) each host has a second (third) NIC,
+# eth1 at 203.0.113.(10+K)/24 (eth2 at 192.0.2.(10+K)/24) on a bridge of its
+# own: two networks, as a cluster with two rails has. Needs root (CI runs
+# as root).
 #
 #   cluster.sh up N          create hosts 0..N-1 (removing any old cluster)
+#   cluster.sh shape R RATE  limit what every host sends on ethR to RATE (tc
+#                            rate, e.g. 2gbit; "off" lifts it): a NIC's speed,
+#                            where the veth otherwise runs at memory speed
 #   cluster.sh down          remove every mbx-* namespace (and with it the links)
-#   cluster.sh addr K        print host K's address
+#   cluster.sh addr K [R]    print host K's address (on ethR)
 #   cluster.sh exec K CMD..  run CMD on host K
 #   cluster.sh run N CMD..   up N, run CMD (it sees MBX_HOSTS=N), then down,
 #                            also when CMD fails or the script is interrupted
 #   cluster.sh link K up|down  plug host K's cable back in (waiting until the
 #                            bridge forwards again) or pull it, at the bridge
 set -u
-NET=198.51.100
+NETS=(198.51.100 203.0.113 192.0.2)
+RAILS=${MBX_RAILS:-1}
 SW=mbx-sw
 
 down() {
@@ -29,11 +36,14 @@ down() {
 }
 
 up() {
-	local n=$1 k
+	local n=$1 k r
+	case $RAILS in 1|2|3) ;; *) echo "cluster: MBX_RAILS=$RAILS: 1, 2 or 3" >&2; return 1 ;; esac
 	down
 	ip netns add "$SW" || return 1
-	ip -n "$SW" link add br0 type bridge || return 1
-	ip -n "$SW" link set br0 up
+	for ((r = 0; r < RAILS; r++)); do
+		ip -n "$SW" link add br$r type bridge || return 1
+		ip -n "$SW" link set br$r up
+	done
 	ip -n "$SW" link set lo up
 	for ((k = 0; k < n; k++)); do
 		ip netns add "mbx-h$k" || return 1
@@ -45,15 +55,24 @@ up() {
 			net.ipv6.conf.default.disable_ipv6=1 2>/dev/null
 		ip link add "mbxh${k}" netns "mbx-h$k" type veth peer name "port$k" netns "$SW" || return 1
 		ip -n "mbx-h$k" link set "mbxh${k}" name eth0
-		ip -n "mbx-h$k" addr add "$NET.$((10 + k))/24" dev eth0
+		ip -n "mbx-h$k" addr add "${NETS[0]}.$((10 + k))/24" dev eth0
 		ip -n "mbx-h$k" link set eth0 up
 		ip -n "mbx-h$k" link set lo up
 		ip -n "$SW" link set "port$k" master br0
 		ip -n "$SW" link set "port$k" up
+		for ((r = 1; r < RAILS; r++)); do
+			ip link add "mbxh${k}r$r" netns "mbx-h$k" type veth peer name "port${k}r$r" \
+				netns "$SW" || return 1
+			ip -n "mbx-h$k" link set "mbxh${k}r$r" name eth$r
+			ip -n "mbx-h$k" addr add "${NETS[r]}.$((10 + k))/24" dev eth$r
+			ip -n "mbx-h$k" link set eth$r up
+			ip -n "$SW" link set "port${k}r$r" master br$r
+			ip -n "$SW" link set "port${k}r$r" up
+		done
 	done
-	# The bridge forwards once its ports are up (no STP); wait for that.
+	# The bridges forward once their ports are up (no STP); wait for that.
 	for ((k = 0; k < 50; k++)); do
-		[ "$(ip -n "$SW" -d link show master br0 | grep -c 'state forwarding')" = "$n" ] && return 0
+		[ "$(ip -n "$SW" -d link show | grep -c 'state forwarding')" = "$((n * RAILS))" ] && return 0
 		sleep 0.1
 	done
 	echo "cluster: bridge ports never reached forwarding" >&2
@@ -72,11 +91,25 @@ link() {
 	return 1
 }
 
+# A token bucket on each host's ethR: what leaves a host on that NIC goes
+# at RATE, with a burst of 256 KiB and at most 4 MiB queued (a NIC's
+# buffers, not a drop on every burst of a large message).
+shape() {
+	local r=$1 rate=$2 ns
+	for ns in $(ip netns list 2>/dev/null | awk '/^mbx-h/ {print $1}'); do
+		ip -n "$ns" link show "eth$r" >/dev/null 2>&1 || { echo "cluster: $ns has no eth$r" >&2; return 1; }
+		tc -n "$ns" qdisc del dev "eth$r" root 2>/dev/null
+		[ "$rate" = off ] && continue
+		tc -n "$ns" qdisc add dev "eth$r" root tbf rate "$rate" burst 256kb limit 4mb || return 1
+	done
+}
+
 case "${1:-}" in
 up) up "${2:?N}" ;;
+shape) shape "${2:?R}" "${3:?RATE}" ;;
 link) link "${2:?K}" "${3:?up|down}" ;;
 down) down ;;
-addr) echo "$NET.$((10 + ${2:?K}))" ;;
+addr) echo "${NETS[${3:-0}]}.$((10 + ${2:?K}))" ;;
 exec)
 	k=${2:?K}
 	shift 2
@@ -90,7 +123,7 @@ run)
 	MBX_HOSTS=$n "$@"
 	;;
 *)
-	sed -n '2,17p' "$0" >&2
+	sed -n '2,23p' "$0" >&2
 	exit 2
 	;;
 esac

@@ -93,11 +93,6 @@ struct he_rdv {
 	struct he_key keys[HE_RAIL_MAX - 1];
 	bool offered;         /* sender: the receiver reads (it will say FIN) */
 	uint8_t remote;       /* the peer is on another node: which bandwidth */
-	/* Receiver of a striped read: when it was posted, the bytes each rail
-	 * reads and its reads not yet done (by rail number). */
-	uint64_t t0;
-	size_t part[HE_RAIL_MAX];
-	int left[HE_RAIL_MAX];
 	uint64_t id, peer_id;
 	fi_addr_t addr;       /* the peer, as communicators name it */
 	struct he_rail *rl;   /* the rail that reaches it: reads and registrations */
@@ -176,10 +171,11 @@ struct he_rail {
 	 * prints them at the end: which rail carried what) */
 	unsigned long tx, rx;
 	uint64_t read;             /* rendezvous bytes this rank read over it */
-	/* Read bandwidth measured on striped transfers (bytes per ns, moving
-	 * average) from ranks on this node [0] and on others [1], which sets
-	 * each rail's share of the next one. */
+	/* Read bandwidth (bytes per ns, moving average) from ranks on this
+	 * node [0] and on others [1], which sets each rail's share of the next
+	 * striped read, and the meters that measure it. */
 	double bw[2];
+	struct mbu_meter meter[2];
 };
 
 /* Rail 0 reaches every rank and carries windows; with two providers named
@@ -1250,9 +1246,8 @@ static void he_read_part(struct he_rdv *v, struct he_rail *rl, fi_addr_t addr, s
 			 size_t len, uint64_t raddr, uint64_t rkey)
 {
 	struct mbmpi_req *r = v->req;
-	int i = he_rail_no(rl);
+	uint64_t now = mbu_now_ns();
 
-	v->part[i] = len;
 	rl->read += len;
 	for (size_t done = 0; done < len;) {
 		struct he_op *o = he_op_new(HE_OP_READ, NULL, rl);
@@ -1269,7 +1264,7 @@ static void he_read_part(struct he_rdv *v, struct he_rail *rl, fi_addr_t addr, s
 		o->f.key = rkey;
 		done += o->f.len;
 		v->pending++;
-		v->left[i]++;
+		mbu_meter_post(&rl->meter[v->remote], now);
 		he_post(o);
 	}
 }
@@ -1324,8 +1319,7 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h, const void 
 
 				for (int i = 0; i < n; i++)
 					bw[i] = rls[i]->bw[v->remote];
-				if (mbu_stripe_shares(bw, n, want, &he.stripe_skipped, part) > 1)
-					v->t0 = mbu_now_ns();
+				mbu_stripe_shares(bw, n, want, &he.stripe_skipped, part);
 			}
 		}
 		v->pending = 1; /* held while posting */
@@ -1626,15 +1620,14 @@ static void he_op_done(struct he_op *o, int err)
 	if (o->f.type == HE_OP_READ) {
 		struct mbmpi_req *rr = v->req;
 		struct he_rail *rl = o->rl;
-		int i = he_rail_no(rl);
 
 		if (err)
 			rr->err = MPI_ERR_OTHER;
+		/* Every read counts toward its rail's bandwidth (a failed one
+		 * too: it ends the rail's busy time all the same). */
+		mbu_meter_done(&rl->meter[v->remote], err ? 0 : o->f.len, mbu_now_ns(),
+			       &rl->bw[v->remote]);
 		he_op_free(o);
-		/* A rail's part of a striped read done: its bandwidth sample. */
-		if (--v->left[i] == 0 && v->t0 && !err)
-			rl->bw[v->remote] = mbu_stripe_sample(rl->bw[v->remote], v->part[i],
-							      mbu_now_ns() - v->t0);
 		if (--v->pending == 0) {
 			struct he_hdr fin = {.sid = v->peer_id};
 			int src = rr->status.MPI_SOURCE;

@@ -92,15 +92,17 @@ link() {
 }
 
 # A token bucket on each host's ethR: what leaves a host on that NIC goes
-# at RATE, with a burst of 256 KiB and at most 4 MiB queued (a NIC's
-# buffers, not a drop on every burst of a large message).
+# at RATE, with at most 4 MiB queued (a NIC's buffers, not a drop on every
+# burst of a large message). The bucket holds 32 KiB: a larger one lets a
+# NIC that sat idle send its first 256 KiB at memory speed, which no wire
+# does, and which a sender that measures its rails would take for speed.
 shape() {
 	local r=$1 rate=$2 ns
 	for ns in $(ip netns list 2>/dev/null | awk '/^mbx-h/ {print $1}'); do
 		ip -n "$ns" link show "eth$r" >/dev/null 2>&1 || { echo "cluster: $ns has no eth$r" >&2; return 1; }
 		tc -n "$ns" qdisc del dev "eth$r" root 2>/dev/null
 		[ "$rate" = off ] && continue
-		tc -n "$ns" qdisc add dev "eth$r" root tbf rate "$rate" burst 256kb limit 4mb || return 1
+		tc -n "$ns" qdisc add dev "eth$r" root tbf rate "$rate" burst 32kb limit 4mb || return 1
 	done
 }
 

@@ -74,7 +74,9 @@ long mbmpi_env_long(const char *name, long dflt)
 	char *end;
 	long x;
 
-	if (!v || !*v)
+	/* "auto" (what mpirun --params shows for a computed default) is the
+	 * default too. */
+	if (!v || !*v || !strcmp(v, "auto"))
 		return dflt;
 	errno = 0;
 	x = strtol(v, &end, 0);
@@ -847,10 +849,13 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 			want);
 		return NULL;
 	}
-	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
+	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0) {
+		const char *hp = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov);
+
 		fprintf(stderr, "matchbox mpi: %s engine over %s (%s), %s progress\n", e->name,
-			e == &mbmpi_host_engine ? mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov) : prov,
-			why, mbmpi.progress_thread ? "thread" : "manual");
+			e == &mbmpi_host_engine && strcmp(hp, "auto") ? hp : prov, why,
+			mbmpi.progress_thread ? "thread" : "manual");
+	}
 	return e;
 }
 

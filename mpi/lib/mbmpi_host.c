@@ -677,12 +677,17 @@ static int he_rail_open(struct he_rail *rl)
 static int he_providers(void)
 {
 	static char names[2][64], doms[HE_NET_MAX][64];
-	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
-				  mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
-	const char *d = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "");
-	const char *comma = strchr(v, ',');
-	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", "auto");
+	const char *d = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "auto");
+	const char *comma;
+	size_t n;
 
+	if (!strcmp(v, "auto"))
+		v = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
+	if (!strcmp(d, "auto"))
+		d = "";
+	comma = strchr(v, ',');
+	n = comma ? (size_t)(comma - v) : strlen(v);
 	if (!n || n >= sizeof(names[0]) ||
 	    (comma && (!comma[1] || strchr(comma + 1, ',') || strlen(comma + 1) >= sizeof(names[0])))) {
 		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_HOST_PROVIDERS=%s: expected a provider, "

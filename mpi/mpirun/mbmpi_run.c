@@ -205,8 +205,9 @@ static void exec_on_host(int host, char **cmd, char **env)
 
 static void list_params(void)
 {
-#define MBMPI_PRINT_PARAM(name, dflt, what) printf("%-28s %-10s %s\n", name, dflt, what);
-	printf("%-28s %-10s %s\n", "variable", "default", "meaning");
+	/* An empty default is worked out at run time; the meaning says how. */
+#define MBMPI_PRINT_PARAM(name, dflt, what) printf("%-30s %-10s %s\n", name, *dflt ? dflt : "-", what);
+	printf("%-30s %-10s %s\n", "variable", "default", "meaning");
 	MBMPI_PARAMS(MBMPI_PRINT_PARAM)
 #undef MBMPI_PRINT_PARAM
 	exit(0);

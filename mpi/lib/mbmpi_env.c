@@ -844,6 +844,13 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 				e = &mbmpi_tagged_engine;
 				why = "auto: the provider matches";
 			}
+		/* Several NICs named for the host engine: only it can use
+		 * them (a tagged provider reaches another node by one). */
+		if (strchr(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "auto"), ',')) {
+			e = &mbmpi_host_engine;
+			why = "auto: MATCHBOX_MPI_HOST_NET_DOMAINS names several NICs, which only the "
+			      "host engine stripes over";
+		}
 	} else {
 		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_ENGINE=%s: expected tagged, host or auto\n",
 			want);

@@ -698,9 +698,11 @@ static int he_providers(void)
 	names[1][n] = 0;
 	strcpy(names[0], comma ? comma + 1 : names[1]);
 	he.nnet = 0;
-	for (const char *p = d; *d;) {
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
+	for (const char *p = d, *e = d; *d && e; p = e + 1) {
+		size_t l;
+
+		e = strchr(p, ',');
+		l = e ? (size_t)(e - p) : strlen(p);
 
 		if (!l || l >= sizeof(doms[0]) || he.nnet == HE_NET_MAX) {
 			fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_HOST_NET_DOMAINS=%s: expected 1 to %d "
@@ -712,9 +714,6 @@ static int he_providers(void)
 		doms[he.nnet][l] = 0;
 		he.rail[he.nnet].dom = doms[he.nnet];
 		he.nnet++;
-		if (!e)
-			break;
-		p = e + 1;
 	}
 	if (!he.nnet)
 		he.nnet = 1;
@@ -991,9 +990,10 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 				"node) and %d by %s\n", he.via_peers, he.via_peers == 1 ? "" : "s",
 				he.node->prov, n - he.via_peers, he.rail[0].prov);
 		if (he.nnet > 1)
-			fprintf(stderr, "matchbox mpi: host engine: %d net rails (%s), reads of %zu "
-				"bytes and more from other nodes striped over them\n", he.nnet,
-				mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), he.stripe[1]);
+			fprintf(stderr, "matchbox mpi: host engine: %d net rails (%s); reads striped "
+				"from %zu bytes from other nodes, %s%zu within the node\n", he.nnet,
+				mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), he.stripe[1],
+				he.stripe[0] ? "from " : "never: ", he.stripe[0]);
 	}
 	return MPI_SUCCESS;
 }

@@ -8,7 +8,7 @@
 
 #define MBMPI_PARAMS(X)                                                                         \
 	X("MATCHBOX_MPI_ENGINE", "auto",                                                        \
-	  "point-to-point engine: tagged (the provider matches), host (libmpi matches over FI_MSG/FI_RMA), auto (tagged over matchbox, cxi, psm2, psm3, opx)") \
+	  "point-to-point engine: tagged (the provider matches), host (libmpi matches over FI_MSG/FI_RMA), auto (tagged over matchbox, cxi, psm2, psm3, opx, unless MATCHBOX_MPI_HOST_NET_DOMAINS names several NICs)") \
 	X("MATCHBOX_MPI_PROVIDER", "matchbox",                                                  \
 	  "libfabric provider of the tagged engine: any tagged RDM provider, e.g. shm or tcp;ofi_rxm") \
 	X("MATCHBOX_MPI_PROGRESS", "manual",                                                    \

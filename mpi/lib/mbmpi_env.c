@@ -62,21 +62,30 @@ void mbmpi_errh_release(MPI_Errhandler h)
 		free(h);
 }
 
-const char *mbmpi_env(const char *name, const char *dflt)
+/* A variable's value, or NULL for the default: unset, empty, or "auto"
+ * (what mpirun --params shows for a default worked out at run time, and
+ * the default wherever auto is a choice). */
+static const char *mbmpi_env_set(const char *name)
 {
 	const char *v = getenv(name);
-	return v && *v ? v : dflt;
+
+	return v && *v && strcmp(v, "auto") ? v : NULL;
+}
+
+const char *mbmpi_env(const char *name, const char *dflt)
+{
+	const char *v = mbmpi_env_set(name);
+
+	return v ? v : dflt;
 }
 
 long mbmpi_env_long(const char *name, long dflt)
 {
-	const char *v = getenv(name);
+	const char *v = mbmpi_env_set(name);
 	char *end;
 	long x;
 
-	/* "auto" (what mpirun --params shows for a computed default) is the
-	 * default too. */
-	if (!v || !*v || !strcmp(v, "auto"))
+	if (!v)
 		return dflt;
 	errno = 0;
 	x = strtol(v, &end, 0);
@@ -846,7 +855,7 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 			}
 		/* Several NICs named for the host engine: only it can use
 		 * them (a tagged provider reaches another node by one). */
-		if (strchr(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "auto"), ',')) {
+		if (strchr(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), ',')) {
 			e = &mbmpi_host_engine;
 			why = "auto: MATCHBOX_MPI_HOST_NET_DOMAINS names several NICs, which only the "
 			      "host engine stripes over";
@@ -856,13 +865,10 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 			want);
 		return NULL;
 	}
-	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0) {
-		const char *hp = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov);
-
+	if (mbmpi.world_rank == 0 && mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 0)
 		fprintf(stderr, "matchbox mpi: %s engine over %s (%s), %s progress\n", e->name,
-			e == &mbmpi_host_engine && strcmp(hp, "auto") ? hp : prov, why,
-			mbmpi.progress_thread ? "thread" : "manual");
-	}
+			e == &mbmpi_host_engine ? mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", prov) : prov,
+			why, mbmpi.progress_thread ? "thread" : "manual");
 	return e;
 }
 

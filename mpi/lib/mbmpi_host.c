@@ -614,15 +614,6 @@ static int he_rail_open(struct he_rail *rl)
 {
 	int ret;
 
-	if (!rl->frames) {
-		/* Only reads: no frame comes to it, so no buffers. */
-		ret = mbmpi_fab_open(&rl->x, "host", FI_CQ_FORMAT_DATA);
-		rl->rc_on = !ret && rl->rdv_read &&
-			    !mbu_rcache_init(&rl->rc, &he_rc_ops, rl,
-					     (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
-					     (size_t)1 << 30);
-		return ret;
-	}
 	rl->nbufs = (int)mbmpi_env_long("MATCHBOX_MPI_HOST_RXBUFS", 64);
 	if (rl->nbufs < 4)
 		rl->nbufs = 4;
@@ -630,7 +621,7 @@ static int he_rail_open(struct he_rail *rl)
 	 * end to end: a small message takes its own size, not a frame's, and
 	 * a buffer is posted again only when it is used up. */
 	rl->bufsize = rl->frame;
-	if (rl->multi) {
+	if (rl->multi && rl->frames) {
 		size_t small = sizeof(struct he_hdr) + he.eager;
 
 		/* Room for a quarter of the frames of the local limit, and for
@@ -650,6 +641,8 @@ static int he_rail_open(struct he_rail *rl)
 		    !mbu_rcache_init(&rl->rc, &he_rc_ops, rl,
 				     (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_MR_CACHE", 256),
 				     (size_t)1 << 30);
+	if (!rl->frames)
+		return MPI_SUCCESS; /* only reads: no frame comes to it, so no buffers */
 	rl->bufs = malloc((size_t)rl->nbufs * rl->bufsize);
 	rl->rxops = calloc((size_t)rl->nbufs, sizeof(*rl->rxops));
 	if (!rl->bufs || !rl->rxops)
@@ -677,17 +670,12 @@ static int he_rail_open(struct he_rail *rl)
 static int he_providers(void)
 {
 	static char names[2][64], doms[HE_NET_MAX][64];
-	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", "auto");
-	const char *d = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "auto");
-	const char *comma;
-	size_t n;
+	const char *v = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS",
+				  mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox"));
+	const char *d = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "");
+	const char *comma = strchr(v, ',');
+	size_t n = comma ? (size_t)(comma - v) : strlen(v);
 
-	if (!strcmp(v, "auto"))
-		v = mbmpi_env("MATCHBOX_MPI_PROVIDER", "matchbox");
-	if (!strcmp(d, "auto"))
-		d = "";
-	comma = strchr(v, ',');
-	n = comma ? (size_t)(comma - v) : strlen(v);
 	if (!n || n >= sizeof(names[0]) ||
 	    (comma && (!comma[1] || strchr(comma + 1, ',') || strlen(comma + 1) >= sizeof(names[0])))) {
 		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_HOST_PROVIDERS=%s: expected a provider, "

@@ -11,12 +11,14 @@
 # matches). Writes bench/results/callgrind_pair.txt.
 # With "posted", the receives are posted before the messages arrive (the
 # expected path, as in osu_bw) and the sends are MPI_Send.
-# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted]
+# With "vectorK", the default shape with a vector of K doubles (every other
+# one) for the message: the cost of packing and unpacking on each side.
+# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted|vectorK]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 n=${2:-32}
-mode=${3:-}  # blocking, posted or nothing (see above)
+mode=${3:-}  # blocking, posted, vectorK or nothing (see above)
 tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results
@@ -77,7 +79,9 @@ classify() { # object path -> class
 configs=(tagged host)
 [ $have_ompi = 1 ] && configs+=(ompi-ob1 ompi-cm)
 {
-	printf "instructions per 8-byte message (N=%d, steady state%s), by library\n" "$n" "${mode:+, $mode}"
+	printf "instructions per %s message (N=%d, steady state%s), by library\n" \
+		"$(case $mode in vector*) echo "${mode#vector}-double vector" ;; *) echo 8-byte ;; esac)" \
+		"$n" "${mode:+, $mode}"
 	printf "%-9s %-8s %9s %9s %9s %9s %9s %9s\n" config side total mpi provider libfabric libc other
 	for c in "${configs[@]}"; do
 		run "$c"

@@ -66,6 +66,8 @@ struct he_short {
 	uint32_t src;
 	int32_t tag;
 };
+/* Bytes an inject (he_inject) carries after a short header at most. */
+#define HE_SHORT_MAX 256
 
 /* Engine operations: the shared fop (context, request, retry link, RMA
  * fields) and what a frame send needs besides. */
@@ -776,6 +778,7 @@ static int he_init(void)
 		he.stripe[1] = he.nnet < 2 || !st ? 0 : st > 0 ? (size_t)st : 65536;
 	}
 	mbmpi.max_msg = SIZE_MAX; /* large messages are this engine's business */
+	mbmpi.inject_max = HE_SHORT_MAX; /* he_inject's limit */
 	/* Non-contiguous data past every eager limit is packed and unpacked
 	 * a fragment at a time (clear-to-send), not through a whole copy. */
 	mbmpi.frag_min = mbmpi_env_long("MATCHBOX_MPI_HOST_FRAG", 1) ? he.eager_net + 1 : 0;
@@ -867,6 +870,7 @@ static void he_fini(void)
 	mbu_pool_fini(&he.unexp_pool);
 	mbu_pool_fini(&he.frags);
 	mbmpi.frag_min = 0;
+	mbmpi.inject_max = 0;
 	free(he.slots);
 	free(he.remote);
 	memset(&he, 0, sizeof(he));
@@ -1104,12 +1108,12 @@ static int he_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, s
 {
 	struct he_short h = {.type = HE_SHORT, .magic = HE_MAGIC, .ctx = c->ctx,
 			     .src = (uint32_t)c->rank, .tag = tag};
-	char frame[sizeof(h) + 256];
+	char frame[sizeof(h) + HE_SHORT_MAX];
 	fi_addr_t addr;
 	struct he_rail *rl = he_route(c->addr[peer], &addr);
 	ssize_t ret;
 
-	if (len > 256 || sizeof(h) + len > rl->inject || !mbu_dlist_empty(&he.retry))
+	if (len > HE_SHORT_MAX || sizeof(h) + len > rl->inject || !mbu_dlist_empty(&he.retry))
 		return -1;
 	memcpy(frame, &h, sizeof(h));
 	if (len)

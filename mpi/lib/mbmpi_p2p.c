@@ -13,14 +13,27 @@
 #include <stdio.h>
 
 static struct mbu_pool mbmpi_req_pool, mbmpi_fop_pool;
+/* Temporaries of non-contiguous messages up to MBMPI_PACKED_MAX bytes; at
+ * most this many are kept, past them malloc serves. */
+#define MBMPI_TMP_POOLED 256
+static struct mbu_pool mbmpi_tmp_pool;
 static bool mbmpi_pools_ready;
+
+static void mbmpi_tmp_free(struct mbmpi_req *r)
+{
+	if (r->tmp_pooled)
+		mbu_pool_put(&mbmpi_tmp_pool, r->tmp);
+	else
+		free(r->tmp);
+}
 
 static int mbmpi_pools(void)
 {
 	if (mbmpi_pools_ready)
 		return 0;
 	if (mbu_pool_init(&mbmpi_req_pool, sizeof(struct mbmpi_req), 256, 0) ||
-	    mbu_pool_init(&mbmpi_fop_pool, sizeof(struct mbmpi_fop), 256, 0))
+	    mbu_pool_init(&mbmpi_fop_pool, sizeof(struct mbmpi_fop), 256, 0) ||
+	    mbu_pool_init(&mbmpi_tmp_pool, MBMPI_PACKED_MAX, 8, MBMPI_TMP_POOLED))
 		return -1;
 	mbmpi_pools_ready = true;
 	return 0;
@@ -32,6 +45,7 @@ void mbmpi_p2p_fini(void)
 		return;
 	mbu_pool_fini(&mbmpi_req_pool);
 	mbu_pool_fini(&mbmpi_fop_pool);
+	mbu_pool_fini(&mbmpi_tmp_pool);
 	mbmpi_pools_ready = false;
 }
 
@@ -118,7 +132,7 @@ void mbmpi_req_free(struct mbmpi_req *r)
 	if (r->dt)
 		mbmpi_dt_release(r->dt);
 	if (r->tmp && !r->tmp_is_bsend)
-		free(r->tmp);
+		mbmpi_tmp_free(r);
 	if (MBMPI_UNLIKELY(r->listed)) {
 		mbmpi_req_unlink(r);
 		return;
@@ -163,7 +177,7 @@ void mbmpi_req_done(struct mbmpi_req *r)
 	if (MBMPI_UNLIKELY(mbmpi.pv_started))
 		mbmpi_pv_count(r);
 	if (r->tmp && !r->tmp_is_bsend) {
-		free(r->tmp);
+		mbmpi_tmp_free(r);
 		r->tmp = NULL;
 	}
 	r->status.MPI_ERROR = r->err;
@@ -293,8 +307,8 @@ static inline __attribute__((always_inline)) int mbmpi_stage(struct mbmpi_req *r
 		r->cbuf = NULL;
 		return MPI_SUCCESS;
 	}
-	r->tmp = malloc(bytes ? bytes : 1);
-	if (!r->tmp)
+	r->tmp_pooled = bytes <= MBMPI_PACKED_MAX && (r->tmp = mbu_pool_get(&mbmpi_tmp_pool));
+	if (!r->tmp_pooled && !(r->tmp = malloc(bytes ? bytes : 1)))
 		return MPI_ERR_NO_MEM;
 	r->tmp_valid = SIZE_MAX;
 	if (send)
@@ -958,6 +972,71 @@ static int mbmpi_bsend_start(const void *buf, int count, struct mbmpi_dtype *dt,
 
 /* ---- The send and receive calls ---- */
 
+/* What a send the engine's inject answered (ret >= 0) returns. */
+static inline __attribute__((always_inline)) int mbmpi_injected(struct mbmpi_comm *c, int ret,
+								size_t len, MPI_Request *out)
+{
+	if (ret > 0)
+		return MBMPI_ERR(c, ret);
+	if (MBMPI_UNLIKELY(mbmpi.pv_started)) {
+		mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
+		mbmpi.pv[MBMPI_PV_SENT_BYTES] += len;
+	}
+	if (out)
+		*out = &mbmpi_req_sent;
+	return MPI_SUCCESS;
+}
+
+/* A small non-contiguous message packed on the stack and handed to the
+ * engine's inject; the engine's answer as from inject. Out of line, so
+ * that the buffer is no part of the common calls' frames. */
+static __attribute__((noinline)) int mbmpi_inject_packed(struct mbmpi_comm *c, int dest, int tag,
+							 const void *buf, int count,
+							 const struct mbmpi_dtype *d)
+{
+	_Alignas(16) char packed[MBMPI_PACKED_MAX];
+
+	mbmpi_pack(buf, (size_t)count, d, packed);
+	return mbmpi.eng->inject(c, dest, tag, packed, (size_t)count * d->size);
+}
+
+/* Its receiving counterpart: a small message already waiting for a
+ * non-contiguous receive, taken onto the stack and unpacked. Returns as
+ * mbmpi_recv_take does (-1: nothing taken, nothing changed). */
+static __attribute__((noinline)) int mbmpi_take_packed(void *buf, int count, struct mbmpi_dtype *d,
+						       int src, int tag, struct mbmpi_comm *c,
+						       MPI_Request *out, MPI_Status *st)
+{
+	_Alignas(16) char packed[MBMPI_PACKED_MAX];
+	struct mbmpi_req *r = NULL;
+	MPI_Status mine;
+	int ret;
+
+	if (out) {
+		r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, d, src, tag, c, c->ctx, 0);
+		if (!r)
+			return MPI_ERR_NO_MEM;
+		st = &r->status;
+	} else if (st == MPI_STATUS_IGNORE) {
+		st = &mine;
+	}
+	ret = mbmpi.eng->take(c, c->ctx, src, tag, packed, (size_t)count * d->size, st);
+	if (ret < 0) {
+		if (r)
+			mbmpi_req_free(r);
+		return -1;
+	}
+	mbmpi_unpack(packed, st->mbmpi_bytes, buf, (size_t)count, d);
+	if (MBMPI_UNLIKELY(mbmpi.pv_started))
+		mbmpi_pv_take(st, ret);
+	if (!r)
+		return ret;
+	r->err = r->status.MPI_ERROR = ret;
+	r->complete = true;
+	*out = r;
+	return MPI_SUCCESS;
+}
+
 /* Inline in MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv, whose mode and
  * flags are constants there (about 20 instructions a call); the other
  * modes share one copy (mbmpi_send_other). */
@@ -1003,23 +1082,17 @@ mbmpi_send_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag
 	 * wait for (MPI_Isend returns the shared completed request). */
 	if (mode != MBMPI_SYNC && dest != MPI_PROC_NULL && mbmpi.eng->inject) {
 		struct mbmpi_dtype *d = mbmpi_dt(dt);
+		size_t len = (size_t)count * d->size;
 
 		if (mbmpi_dt_flat(d, count)) {
-			size_t len = (size_t)count * d->size;
-
 			ret = mbmpi.eng->inject(c, dest, tag,
 						(const char *)buf + mbmpi_dt_start(d), len);
-			if (ret > 0)
-				return MBMPI_ERR(c, ret);
-			if (ret == 0) {
-				if (MBMPI_UNLIKELY(mbmpi.pv_started)) {
-					mbmpi.pv[MBMPI_PV_SENT_MSGS]++;
-					mbmpi.pv[MBMPI_PV_SENT_BYTES] += len;
-				}
-				if (out)
-					*out = &mbmpi_req_sent;
-				return MPI_SUCCESS;
-			}
+			if (ret >= 0)
+				return mbmpi_injected(c, ret, len, out);
+		} else if (len <= mbmpi.inject_max) {
+			ret = mbmpi_inject_packed(c, dest, tag, buf, count, d);
+			if (ret >= 0)
+				return mbmpi_injected(c, ret, len, out);
 		}
 	}
 	ret = mbmpi_isend(buf, count, mbmpi_dt(dt), dest, tag, c, c->ctx, mode, &r);
@@ -1136,10 +1209,18 @@ mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 	/* A message already waiting for a receive of contiguous bytes is
 	 * copied out in the call (mbmpi_recv_take). */
 	if (mbmpi.waiting && __atomic_load_n(mbmpi.waiting, __ATOMIC_RELAXED) &&
-	    src != MPI_PROC_NULL && mbmpi_dt_flat(mbmpi_dt(dt), (size_t)count)) {
-		ret = mbmpi_recv_take(buf, count, mbmpi_dt(dt), src, tag, c, out, st);
-		if (ret >= 0)
-			return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+	    src != MPI_PROC_NULL) {
+		struct mbmpi_dtype *d = mbmpi_dt(dt);
+
+		if (MBMPI_LIKELY(mbmpi_dt_flat(d, (size_t)count))) {
+			ret = mbmpi_recv_take(buf, count, d, src, tag, c, out, st);
+			if (ret >= 0)
+				return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+		} else if ((size_t)count * d->size <= MBMPI_PACKED_MAX) {
+			ret = mbmpi_take_packed(buf, count, d, src, tag, c, out, st);
+			if (ret >= 0)
+				return ret ? MBMPI_ERR(c, ret) : MPI_SUCCESS;
+		}
 	}
 	ret = mbmpi_irecv_in(buf, count, mbmpi_dt(dt), src, tag, c, c->ctx, &r);
 	if (ret)

@@ -107,6 +107,7 @@ static int te_init(void)
 	}
 	te.cq_data64 = te.x.info->domain_attr->cq_data_size >= 8;
 	te.inject = te.x.info->tx_attr->inject_size;
+	mbmpi.inject_max = te.inject < MBMPI_PACKED_MAX ? te.inject : MBMPI_PACKED_MAX;
 
 	/* Chunks are a power of two no larger than the provider allows. */
 	max = te.x.info->ep_attr->max_msg_size;
@@ -161,6 +162,7 @@ static void te_fini(void)
 		free(mbu_container_of(it, struct te_stream, link));
 	mbu_pool_fini(&te.bounces);
 	mbmpi.frag_min = 0;
+	mbmpi.inject_max = 0;
 	mbmpi.waiting = NULL; /* it points into the endpoint */
 	mbmpi_fab_close(&te.x);
 	memset(&te, 0, sizeof(te));

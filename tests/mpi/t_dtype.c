@@ -7,9 +7,10 @@
  * Then what a type remembers (envelopes and contents), subarrays and
  * darrays against the indices they must select, MPI-1's bound markers and
  * names, external32 packing, and the Fortran and C++ names of C's types.
- * Last, vectors too long to list run by run (kept as one block repeated),
+ * Then vectors too long to list run by run (kept as one block repeated),
  * against the same layouts written as indexed types, and the sizes of a type
- * of over 2 GiB.
+ * of over 2 GiB. Last, evenly spaced layouts (the strided copy) against
+ * placements computed by the test, through every path a small message takes.
  */
 #include "mt.h"
 
@@ -971,6 +972,182 @@ static void fragments(void)
 	free(disp);
 }
 
+/* Evenly spaced runs of one size (vectors, equally spaced indexed blocks)
+ * are packed by a strided copy that never reads the typemap; each shape
+ * is checked against placements computed here, not by the library: Pack
+ * and Unpack, then the message paths of a small message (packed on the
+ * stack and injected, taken from the unexpected queue onto the stack,
+ * received through a pooled temporary) and of one past them, and a
+ * message that ends inside a run. */
+struct shape {
+	const char *what;
+	int nblk, blen;        /* blocks of blen elements of esz bytes */
+	MPI_Aint step;         /* bytes from one block to the next (may be < 0) */
+	int esz, count;        /* element size (4, 8, 16, 12: 3 ints); instances */
+	MPI_Aint ext;          /* instance extent (resized) or 0 for the natural one */
+};
+
+static MPI_Datatype shape_type(const struct shape *h, MPI_Aint *origin, MPI_Aint *extent)
+{
+	MPI_Datatype e, v, t;
+	MPI_Aint lb, ext;
+
+	if (h->esz == 16)
+		MPI_Type_contiguous(2, MPI_DOUBLE, &e);
+	else if (h->esz == 12)
+		MPI_Type_contiguous(3, MPI_INT, &e);
+	else
+		MPI_Type_dup(h->esz == 8 ? MPI_DOUBLE : MPI_INT, &e);
+	MPI_Type_create_hvector(h->nblk, h->blen, h->step, e, &v);
+	MPI_Type_get_extent(v, &lb, &ext);
+	if (h->ext) {
+		MPI_Type_create_resized(v, lb, h->ext, &t);
+		MPI_Type_free(&v);
+		ext = h->ext;
+	} else {
+		t = v;
+	}
+	MPI_Type_commit(&t);
+	MPI_Type_free(&e);
+	*origin = lb < 0 ? -lb : 0; /* a negative step puts blocks before the buffer */
+	*extent = ext;
+	return t;
+}
+
+/* The byte offset (from the buffer) of packed byte k. */
+static size_t shape_at(const struct shape *h, MPI_Aint origin, MPI_Aint ext, size_t k)
+{
+	size_t bl = (size_t)h->blen * (size_t)h->esz, inst = bl * (size_t)h->nblk;
+	size_t i = k / inst, b = k % inst / bl, j = k % bl;
+
+	return (size_t)(origin + (MPI_Aint)i * ext + (MPI_Aint)b * h->step + (MPI_Aint)j);
+}
+
+static void uniform_one(const struct shape *h)
+{
+	MPI_Aint origin, ext;
+	MPI_Datatype t = shape_type(h, &origin, &ext);
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size, tsize, pos, got;
+	size_t bytes, span;
+	unsigned char *s, *r, *packed, *want;
+	MPI_Status st;
+	MPI_Request rq;
+	int bad = 0;
+
+	MPI_Type_size(t, &tsize);
+	bytes = (size_t)tsize * (size_t)h->count;
+	span = (size_t)(origin + (MPI_Aint)h->count * (ext < 0 ? -ext : ext)) +
+	       (size_t)(h->step < 0 ? -h->step : h->step) * (size_t)h->nblk + 64;
+	s = malloc(span);
+	r = malloc(span);
+	want = malloc(span);
+	packed = malloc(bytes + 1);
+	for (size_t i = 0; i < span; i++)
+		s[i] = (unsigned char)(i * 11 + 3 + rank);
+	pos = 0;
+	CHECK_MPI(MPI_Pack(s + origin, h->count, t, packed, (int)bytes, &pos, MPI_COMM_WORLD));
+	CHECK((size_t)pos == bytes);
+	for (size_t k = 0; k < bytes; k++)
+		bad += packed[k] != s[shape_at(h, origin, ext, k)];
+	/* Unpack writes every covered byte and nothing else. */
+	memset(r, 0xee, span);
+	memset(want, 0xee, span);
+	for (size_t k = 0; k < bytes; k++)
+		want[shape_at(h, origin, ext, k)] = packed[k];
+	pos = 0;
+	CHECK_MPI(MPI_Unpack(packed, (int)bytes, &pos, r + origin, h->count, t, MPI_COMM_WORLD));
+	bad += memcmp(r, want, span) != 0;
+	if (bad)
+		fprintf(stderr, "rank %d: uniform %s: pack/unpack wrong\n", rank, h->what);
+	CHECK(bad == 0);
+
+	/* want: what the left neighbour's pattern looks like placed here. */
+	memset(want, 0xee, span);
+	for (size_t k = 0; k < bytes; k++) {
+		size_t at = shape_at(h, origin, ext, k);
+
+		want[at] = (unsigned char)(at * 11 + 3 + left);
+	}
+	for (int way = 0; way < 3; way++) {
+		memset(r, 0xee, span);
+		if (way == 0) { /* message first: taken from the unexpected queue */
+			MPI_Request sq;
+
+			/* Isend: past the eager limit a send waits for its receive */
+			CHECK_MPI(MPI_Isend(s + origin, h->count, t, right, 60, MPI_COMM_WORLD, &sq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Recv(r + origin, h->count, t, left, 60, MPI_COMM_WORLD, &st));
+			CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+		} else if (way == 1) { /* receive first */
+			CHECK_MPI(MPI_Irecv(r + origin, h->count, t, left, 61, MPI_COMM_WORLD, &rq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Send(s + origin, h->count, t, right, 61, MPI_COMM_WORLD));
+			CHECK_MPI(MPI_Wait(&rq, &st));
+		} else { /* message first, MPI_Irecv born complete */
+			MPI_Request sq;
+
+			CHECK_MPI(MPI_Isend(s + origin, h->count, t, right, 62, MPI_COMM_WORLD, &sq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Irecv(r + origin, h->count, t, left, 62, MPI_COMM_WORLD, &rq));
+			CHECK_MPI(MPI_Wait(&rq, &st));
+			CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+		}
+		MPI_Get_count(&st, MPI_BYTE, &got);
+		CHECK((size_t)got == bytes && st.MPI_SOURCE == left);
+		if (memcmp(r, want, span)) {
+			fprintf(stderr, "rank %d: uniform %s, way %d: received bytes wrong\n", rank,
+				h->what, way);
+			CHECK(0);
+		}
+	}
+	/* A shorter message of bytes ends inside a run (mid-element): what
+	 * came is placed, the rest of the layout keeps its bytes. */
+	if (bytes > 5) {
+		size_t part = bytes - 5;
+		unsigned char *p = malloc(part);
+
+		for (size_t k = 0; k < part; k++)
+			p[k] = (unsigned char)(k * 5 + 1);
+		memset(r, 0xee, span);
+		CHECK_MPI(MPI_Sendrecv(p, (int)part, MPI_BYTE, rank, 63, r + origin, h->count, t, rank, 63,
+				       MPI_COMM_WORLD, &st));
+		MPI_Get_count(&st, MPI_BYTE, &got);
+		CHECK((size_t)got == part);
+		bad = 0;
+		for (size_t k = 0; k < bytes; k++)
+			bad += r[shape_at(h, origin, ext, k)] != (k < part ? p[k] : 0xee);
+		if (bad)
+			fprintf(stderr, "rank %d: uniform %s: short message placed wrong\n", rank,
+				h->what);
+		CHECK(bad == 0);
+		free(p);
+	}
+	MPI_Type_free(&t);
+	free(s);
+	free(r);
+	free(want);
+	free(packed);
+}
+
+static void uniform(void)
+{
+	static const struct shape shapes[] = {
+		{"doubles, stride 2", 16, 1, 16, 8, 1, 0},
+		{"ints, stride 3, 3 instances", 10, 1, 12, 4, 3, 0},
+		{"pairs of doubles", 8, 1, 40, 16, 2, 0},
+		{"3-int elements", 7, 1, 20, 12, 1, 0},
+		{"blocks of 3 doubles", 9, 3, 40, 8, 2, 0},
+		{"negative step", 12, 1, -24, 8, 1, 0},
+		{"resized, instances interleaved", 6, 1, 32, 8, 4, 8},
+		{"column of 512 doubles: the packed limit", 512, 1, 64, 8, 1, 0},
+		{"513 doubles: past it", 513, 1, 16, 8, 1, 0},
+		{"column of 2000 doubles", 2000, 1, 24, 8, 1, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		uniform_one(&shapes[i]);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -989,5 +1166,6 @@ int main(int argc, char **argv)
 	other_names();
 	repeated();
 	fragments();
+	uniform();
 	return mt_finish("t_dtype");
 }

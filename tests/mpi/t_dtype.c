@@ -977,8 +977,8 @@ static void fragments(void)
  * is checked against placements computed here, not by the library: Pack
  * and Unpack, then the message paths of a small message (packed on the
  * stack and injected, taken from the unexpected queue onto the stack,
- * received through a pooled temporary) and of one past them, and a
- * message that ends inside a run. */
+ * received through a pooled temporary), of larger ones and of ones in
+ * pieces, and a message that ends inside a run. */
 struct shape {
 	const char *what;
 	int nblk, blen;        /* blocks of blen elements of esz bytes */
@@ -1142,6 +1142,12 @@ static void uniform(void)
 		{"column of 512 doubles: the packed limit", 512, 1, 64, 8, 1, 0},
 		{"513 doubles: past it", 513, 1, 16, 8, 1, 0},
 		{"column of 2000 doubles", 2000, 1, 24, 8, 1, 0},
+		/* past 64 KiB: fragments (host) and pieces (tagged), whose
+		 * edges fall inside runs */
+		{"6000 3-int elements", 6000, 1, 20, 12, 1, 0},
+		{"4000 blocks of 3 doubles, 2 instances", 4000, 3, 40, 8, 2, 0},
+		/* past the runs a type lists: one block repeated */
+		{"70000 single doubles, 2 instances", 70000, 1, 16, 8, 2, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)

@@ -118,23 +118,21 @@ struct he_posted {
 
 /* A small payload waits inside its entry, so the unexpected path of a
  * small message allocates nothing (malloc, copy and free had cost about 150
- * instructions a message). */
-enum { HE_UNEXP_INLINE = 64 };
+ * instructions a message); one of up to HE_UNEXP_POOLED bytes waits in a
+ * pooled buffer (at most HE_UNEXP_BUFS of them are kept), a larger one in
+ * its own allocation. */
+enum { HE_UNEXP_INLINE = 64, HE_UNEXP_POOLED = 1024, HE_UNEXP_BUFS = 1024 };
 _Static_assert(HE_UNEXP_INLINE >= sizeof(struct he_key) * (HE_RAIL_MAX - 1),
 	       "an unexpected RTS keeps its keys inline");
 struct he_unexp {
 	struct mbu_mentry e;
 	struct he_hdr hdr;
 	void *data;           /* eager payload, copied out of the receive buffer */
+	bool pooled;          /* data is one of he.unexp_bufs */
 	char inl[HE_UNEXP_INLINE];
 };
 
-static void he_unexp_data_free(struct he_unexp *u)
-{
-	if (u->data != u->inl)
-		free(u->data);
-	u->data = NULL;
-}
+static void he_unexp_data_free(struct he_unexp *u);
 
 /* Sync sends waiting for their acknowledgement and rendezvous transfers are
  * found by id; the generation in the high half turns a stale or forged id
@@ -210,6 +208,7 @@ static struct {
 	size_t stripe[2];
 	unsigned long stripe_skipped;
 	struct mbu_pool ops, rdvs, posted_pool, unexp_pool;
+	struct mbu_pool unexp_bufs; /* unexpected payloads up to HE_UNEXP_POOLED */
 	struct mbu_pool frags;     /* a fragment on any rail: HE_FRAG_MAX or eager_net bytes */
 	struct mbu_posted posted;
 	struct mbu_unexp unexp;
@@ -219,6 +218,16 @@ static struct {
 	bool queues;
 	unsigned long bad_frames;
 } he;
+
+static void he_unexp_data_free(struct he_unexp *u)
+{
+	if (u->pooled)
+		mbu_pool_put(&he.unexp_bufs, u->data);
+	else if (u->data != u->inl)
+		free(u->data);
+	u->data = NULL;
+	u->pooled = false;
+}
 
 static uint64_t he_key_tag(uint32_t ctx, int tag)
 {
@@ -788,6 +797,7 @@ static int he_init(void)
 	    mbu_pool_init(&he.rdvs, sizeof(struct he_rdv), 64, 0) ||
 	    mbu_pool_init(&he.posted_pool, sizeof(struct he_posted), 256, 0) ||
 	    mbu_pool_init(&he.unexp_pool, sizeof(struct he_unexp), 256, 0) ||
+	    mbu_pool_init(&he.unexp_bufs, HE_UNEXP_POOLED, 16, HE_UNEXP_BUFS) ||
 	    mbu_pool_init(&he.frags, he.eager_net < HE_FRAG_MAX ? he.eager_net : HE_FRAG_MAX,
 			  HE_FRAG_DEPTH, 0) ||
 	    mbu_posted_init(&he.posted))
@@ -868,6 +878,7 @@ static void he_fini(void)
 	mbu_pool_fini(&he.rdvs);
 	mbu_pool_fini(&he.posted_pool);
 	mbu_pool_fini(&he.unexp_pool);
+	mbu_pool_fini(&he.unexp_bufs);
 	mbu_pool_fini(&he.frags);
 	mbmpi.frag_min = 0;
 	mbmpi.inject_max = 0;
@@ -1467,13 +1478,17 @@ static void he_on_match_frame(const struct he_hdr *h, const void *data)
 	if (u) {
 		u->hdr = *h;
 		u->data = NULL;
+		u->pooled = false;
 		if (h->type == HE_RTS && h->off) {
 			/* its keys, checked to fit */
 			memcpy(u->inl, data,
 			       (size_t)__builtin_popcountll(h->off) * sizeof(struct he_key));
 			u->data = u->inl;
 		} else if (h->type == HE_EAGER && h->len) {
-			u->data = h->len <= HE_UNEXP_INLINE ? u->inl : malloc(h->len);
+			u->pooled = h->len > HE_UNEXP_INLINE && h->len <= HE_UNEXP_POOLED &&
+				    (u->data = mbu_pool_get(&he.unexp_bufs));
+			if (!u->pooled)
+				u->data = h->len <= HE_UNEXP_INLINE ? u->inl : malloc(h->len);
 			if (!u->data) {
 				mbu_pool_put(&he.unexp_pool, u);
 				u = NULL;

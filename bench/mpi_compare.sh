@@ -66,6 +66,8 @@ row allreduce 65536 4 0 us
 row bcast 8 4 0 us
 row bcast 65536 4 0 us
 row alltoall 64 4 0 us
+row vhalo 2048 2 0 us
+row vhalo 2048 4 0 us
 row barrier 0 2 0 us
 row barrier 0 4 0 us
 row init 0 2 0 ms

@@ -2,7 +2,7 @@
  * MPI micro-benchmarks in the style of the usual suites, written against the
  * standard API only, so the same source builds with our mpicc, Open MPI's and
  * MPICH's and the figures compare like with like. One program, one test per
- * run: mbench lat|bw|bibw|rate|late|allreduce|bcast|alltoall|barrier|halo|cg|init
+ * run: mbench lat|bw|bibw|rate|late|allreduce|bcast|alltoall|barrier|halo|vhalo|cg|init
  * [bytes].
  * Rank 0 prints "test bytes value unit" lines (late: rank 1, the receiver);
  * init prints every rank's time.
@@ -225,6 +225,9 @@ static void coll(const char *what, size_t bytes)
 /* Application-shaped loops. halo: a 2-D periodic grid of ranks, each
  * iteration a 5-point sweep over a 64x64 local block and an exchange of
  * `bytes` with each of the four neighbours (Irecv, Isend, Waitall).
+ * vhalo: the same with a real grid's boundaries, bytes / 8 doubles a side:
+ * rows go as they lie, columns as an MPI_Type_vector straight from the grid
+ * (what a stencil code does), into ghost rows and columns.
  * cg: the shape of a conjugate-gradient step, two local dot products over
  * 4096 doubles each followed by an 8-byte MPI_Allreduce. Both print the
  * time per iteration, the slowest rank's, bounded to about half a second
@@ -253,7 +256,15 @@ static void app(const char *what, size_t bytes)
 	char *sb = calloc(4, bytes + 1), *rb = calloc(4, bytes + 1);
 	double t0 = 0, t, tmax, acc = 0;
 	MPI_Comm grid;
+	/* vhalo: a (side + 2) x (side + 2) grid with ghosts; the column type */
+	int side = (int)(bytes / sizeof(double)), w = side + 2;
+	double *fld = !strcmp(what, "vhalo") ? calloc((size_t)w * (size_t)w, sizeof(double)) : NULL;
+	MPI_Datatype col = MPI_DATATYPE_NULL;
 
+	if (fld) {
+		MPI_Type_vector(side, 1, w, MPI_DOUBLE, &col);
+		MPI_Type_commit(&col);
+	}
 	MPI_Dims_create(size, 2, dims);
 	MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
 	MPI_Cart_shift(grid, 0, 1, &nb[0], &nb[1]);
@@ -288,6 +299,20 @@ static void app(const char *what, size_t bytes)
 					MPI_Isend(sb + k * (bytes + 1), (int)bytes, MPI_CHAR, nb[k], k, grid,
 						  &rq[4 + k]);
 				MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
+			} else if (fld) {
+				MPI_Request rq[8];
+
+				acc += app_work(u, v);
+				/* ghost row 0 and side + 1, ghost column 0 and side + 1 */
+				MPI_Irecv(fld + 1, side, MPI_DOUBLE, nb[0], 1, grid, &rq[0]);
+				MPI_Irecv(fld + (size_t)(side + 1) * w + 1, side, MPI_DOUBLE, nb[1], 0, grid, &rq[1]);
+				MPI_Irecv(fld + w, 1, col, nb[2], 3, grid, &rq[2]);
+				MPI_Irecv(fld + w + side + 1, 1, col, nb[3], 2, grid, &rq[3]);
+				MPI_Isend(fld + w + 1, side, MPI_DOUBLE, nb[0], 0, grid, &rq[4]);
+				MPI_Isend(fld + (size_t)side * w + 1, side, MPI_DOUBLE, nb[1], 1, grid, &rq[5]);
+				MPI_Isend(fld + w + 1, 1, col, nb[2], 2, grid, &rq[6]);
+				MPI_Isend(fld + w + side, 1, col, nb[3], 3, grid, &rq[7]);
+				MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
 			} else {
 				double d = app_work(u, v), g;
 
@@ -304,6 +329,10 @@ static void app(const char *what, size_t bytes)
 		printf("%s %zu %.3f us\n", what, bytes, tmax * 1e6);
 	app_sink = acc;
 	MPI_Comm_free(&grid);
+	if (fld) {
+		MPI_Type_free(&col);
+		free(fld);
+	}
 	free(u);
 	free(v);
 	free(sb);
@@ -335,7 +364,7 @@ int main(int argc, char **argv)
 		rate();
 	else if (!strcmp(what, "late"))
 		late();
-	else if (!strcmp(what, "halo") || !strcmp(what, "cg"))
+	else if (!strcmp(what, "halo") || !strcmp(what, "vhalo") || !strcmp(what, "cg"))
 		app(what, bytes);
 	else
 		coll(what, bytes);

@@ -123,6 +123,15 @@ static inline void mbu_ring_commit(struct mbu_ring_prod *p, struct mbu_frame *f)
 
 enum mbu_ring_status { MBU_RING_EMPTY = 0, MBU_RING_FRAME = 1, MBU_RING_CORRUPT = -1 };
 
+/* Whether the next frame (or a pad before it) has been published: the
+ * one load a poller that usually finds nothing needs, without a call. */
+static inline bool mbu_ring_ready(const struct mbu_ring_cons *c)
+{
+	const struct mbu_frame *f = (const struct mbu_frame *)(c->data + (c->pos & (c->size - 1)));
+
+	return atomic_load_explicit(&f->stamp, memory_order_acquire) == c->pos + 1;
+}
+
 /* Look at the next frame without consuming it; pad frames are skipped. */
 static inline int mbu_ring_peek(struct mbu_ring_cons *c, struct mbu_frame **out)
 {

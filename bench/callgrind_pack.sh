@@ -11,10 +11,8 @@ b=$(cd "${1:-build}" && pwd)
 tmp=$(mktemp -d /tmp/cgpack.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$here/results"
-"$b/mpi/mpicc" -O2 "$here/mpi/cgpack.c" -o "$tmp/cg.ours" || exit 1
-have_ompi=0
-command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/cgpack.c" -o "$tmp/cg.ompi" &&
-	have_ompi=1
+. "$here/progs.sh"
+progs cgpack.c cg -O2
 vg=(valgrind -q --tool=callgrind --collect-atstart=no)
 
 count() { # callgrind output -> its total

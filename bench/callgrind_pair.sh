@@ -23,10 +23,8 @@ tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results
 mkdir -p "$out"
-"$b/mpi/mpicc" -O2 -g "$here/mpi/cgpair.c" -o "$tmp/cg.ours" || exit 1
-have_ompi=0
-command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -g "$here/mpi/cgpair.c" -o "$tmp/cg.ompi" &&
-	have_ompi=1
+. "$here/progs.sh"
+progs cgpair.c cg -O2 -g
 
 vg() { # tag -> the valgrind command line for one configuration
 	echo valgrind -q --tool=callgrind --collect-atstart=no \

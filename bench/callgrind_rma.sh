@@ -12,10 +12,8 @@ n=${2:-1000}
 tmp=$(mktemp -d /tmp/cgrma.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$here/results"
-"$b/mpi/mpicc" -O2 -g "$here/mpi/cgrma.c" -o "$tmp/cg.ours" || exit 1
-have_ompi=0
-command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -g "$here/mpi/cgrma.c" -o "$tmp/cg.ompi" &&
-	have_ompi=1
+. "$here/progs.sh"
+progs cgrma.c cg -O2 -g
 
 count() { # config op -> instructions per operation on rank 0, or "-"
 	local out=$tmp/$1.$2.out vg

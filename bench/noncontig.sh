@@ -17,10 +17,8 @@ rounds=${2:-3}
 tmp=$(mktemp -d /tmp/noncontig.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$here/results"
-"$b/mpi/mpicc" -O2 "$here/mpi/noncontig.c" -o "$tmp/nc.ours" || exit 1
-have_ompi=0
-command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/noncontig.c" -o "$tmp/nc.ompi" &&
-	have_ompi=1
+. "$here/progs.sh"
+progs noncontig.c nc -O2
 
 hosts=${NC_HOSTS:-1}
 where="one node"

@@ -143,6 +143,7 @@ static inline MPI_Aint mbmpi_dt_start(const struct mbmpi_dtype *d)
 }
 
 void mbmpi_dtype_init(void);
+void mbmpi_dtype_fini(void);
 /* Inline: every communication call checks its types. */
 static inline int mbmpi_dt_check(MPI_Datatype h)
 {

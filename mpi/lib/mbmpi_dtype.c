@@ -161,6 +161,44 @@ void mbmpi_dtype_init(void)
 	mbmpi_predef_set(64, "MPI_INTEGER16", 16, 16);
 }
 
+/* Freed types wait here, the latest on top, to be the next types made
+ * (at most MBMPI_DT_SPARE of them). A handle used after MPI_Type_free then
+ * reads as freed (no references: MPI_ERR_TYPE) instead of reading memory
+ * given back; and once reused it names the type made after it, as MPICH's
+ * recycled handles do: MPICH's own datatype/indexed_misc builds a struct
+ * from a type it had freed, and passed here only while malloc happened to
+ * hand the same memory to the next type. */
+#define MBMPI_DT_SPARE 64
+static struct mbmpi_dtype *mbmpi_dt_spare[MBMPI_DT_SPARE];
+static int mbmpi_dt_nspare;
+
+static struct mbmpi_dtype *mbmpi_dt_new(void)
+{
+	struct mbmpi_dtype *d;
+
+	if (!mbmpi_dt_nspare)
+		return calloc(1, sizeof(*d));
+	d = mbmpi_dt_spare[--mbmpi_dt_nspare];
+	memset(d, 0, sizeof(*d));
+	return d;
+}
+
+static void mbmpi_dt_put(struct mbmpi_dtype *d)
+{
+	if (mbmpi_dt_nspare == MBMPI_DT_SPARE) {
+		free(d);
+		return;
+	}
+	d->refs = 0;
+	mbmpi_dt_spare[mbmpi_dt_nspare++] = d;
+}
+
+void mbmpi_dtype_fini(void)
+{
+	while (mbmpi_dt_nspare)
+		free(mbmpi_dt_spare[--mbmpi_dt_nspare]);
+}
+
 void mbmpi_dt_release(struct mbmpi_dtype *d)
 {
 	if (d->flags & MBMPI_DT_PREDEF)
@@ -173,7 +211,7 @@ void mbmpi_dt_release(struct mbmpi_dtype *d)
 			free(a);
 		}
 		free(d->segs);
-		free(d);
+		mbmpi_dt_put(d);
 	}
 }
 
@@ -432,7 +470,7 @@ struct mbmpi_builder {
 
 static int mbmpi_build_begin(struct mbmpi_builder *b)
 {
-	b->d = calloc(1, sizeof(*b->d));
+	b->d = mbmpi_dt_new();
 	if (!b->d)
 		return MPI_ERR_NO_MEM;
 	b->d->refs = 1;
@@ -626,7 +664,7 @@ static MPI_Datatype mbmpi_build_end(struct mbmpi_builder *b)
 static void mbmpi_build_abort(struct mbmpi_builder *b)
 {
 	free(b->d->segs);
-	free(b->d);
+	mbmpi_dt_put(b->d);
 }
 
 static int mbmpi_check_old(MPI_Datatype old)
@@ -909,13 +947,13 @@ static int mbmpi_copy_type(MPI_Datatype old, MPI_Datatype *newtype, struct mbmpi
 	if (!newtype)
 		return MBMPI_ERR(NULL, MPI_ERR_ARG);
 	o = mbmpi_dt(old);
-	d = malloc(sizeof(*d));
+	d = mbmpi_dt_new();
 	if (!d)
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
 	*d = *o;
 	d->segs = malloc(sizeof(*d->segs) * (size_t)(o->nseg ? o->nseg : 1));
 	if (!d->segs) {
-		free(d);
+		mbmpi_dt_put(d);
 		return MBMPI_ERR(NULL, MPI_ERR_NO_MEM);
 	}
 	memcpy(d->segs, o->segs, sizeof(*d->segs) * (size_t)o->nseg);

@@ -994,6 +994,7 @@ int PMPI_Finalize(void)
 	mbmpi_fort_fini();
 	mbmpi_f90_fini();
 	mbmpi_p2p_fini();
+	mbmpi_dtype_fini();
 	mbmpi.eng->fini();
 	for (int r = 0; r < mbmpi.world_size && mbmpi.hosts; r++)
 		free(mbmpi.hosts[r]);

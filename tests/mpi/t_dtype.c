@@ -1129,6 +1129,23 @@ static void uniform_one(const struct shape *h)
 	free(packed);
 }
 
+/* A handle used after MPI_Type_free names no type (MPI_ERR_TYPE) until a
+ * later type takes its place, as MPICH's recycled handles do. */
+static void stale_handle(void)
+{
+	MPI_Datatype t, stale;
+	int cls = MPI_SUCCESS;
+
+	MPI_Type_contiguous(3, MPI_INT, &t);
+	stale = t;
+	MPI_Type_free(&t);
+	CHECK(t == MPI_DATATYPE_NULL);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Error_class(MPI_Type_commit(&stale), &cls);
+	CHECK(cls == MPI_ERR_TYPE);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void uniform(void)
 {
 	static const struct shape shapes[] = {
@@ -1173,5 +1190,8 @@ int main(int argc, char **argv)
 	repeated();
 	fragments();
 	uniform();
+#ifndef OPEN_MPI
+	stale_handle();
+#endif
 	return mt_finish("t_dtype");
 }

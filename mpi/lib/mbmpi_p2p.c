@@ -1206,8 +1206,9 @@ mbmpi_recv_common(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
 		*out = r;
 		return MPI_SUCCESS;
 	}
-	/* A message already waiting for a receive of contiguous bytes is
-	 * copied out in the call (mbmpi_recv_take). */
+	/* A message already waiting is copied out in the call: straight into
+	 * contiguous bytes (mbmpi_recv_take), through the stack into a small
+	 * non-contiguous layout (mbmpi_take_packed). */
 	if (mbmpi.waiting && __atomic_load_n(mbmpi.waiting, __ATOMIC_RELAXED) &&
 	    src != MPI_PROC_NULL) {
 		struct mbmpi_dtype *d = mbmpi_dt(dt);

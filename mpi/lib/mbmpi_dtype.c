@@ -367,9 +367,13 @@ size_t mbmpi_dt_part(struct mbmpi_dt_cursor *c, void *buf, size_t count,
 			/* Whole evenly spaced runs, as many as are left of this
 			 * block (of the instance, when a block is one run) and
 			 * fit: one strided copy. */
-			bool single = d->nseg == 1 && reps > 1;
-			size_t n = single ? reps - c->rep : (size_t)d->nseg - (size_t)c->seg, b;
-			MPI_Aint step = single ? d->rstride : d->ustep;
+			size_t blocks, runs, n, b;
+			MPI_Aint step;
+
+			mbmpi_uniform_shape(d, &blocks, &runs, &step);
+			bool single = blocks == 1 && reps > 1;
+
+			n = single ? reps - c->rep : runs - (size_t)c->seg;
 			char *at = (char *)buf + (MPI_Aint)c->inst * d->extent +
 				   (MPI_Aint)c->rep * d->rstride + d->segs[0].disp +
 				   (MPI_Aint)c->seg * d->ustep;

@@ -13,12 +13,18 @@
 # expected path, as in osu_bw) and the sends are MPI_Send.
 # With "vectorK", the default shape with a vector of K doubles (every other
 # one) for the message: the cost of packing and unpacking on each side.
-# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted|vectorK]
+# With "idle", the receiving side is N MPI_Test calls that find nothing (a
+# rank polling for a neighbour's message), per call; the send side is 0.
+# With CG_CACHE=1, valgrind also simulates the caches and branch predictor
+# (a model, not this CPU, but the same every run) and a second table gives
+# per message the first-level data misses, last-level misses and
+# mispredicted branches: what instruction counts leave out.
+# usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted|idle|vectorK]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 n=${2:-32}
-mode=${3:-}  # blocking, posted, vectorK or nothing (see above)
+mode=${3:-}  # blocking, posted, idle, vectorK or nothing (see above)
 tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results
@@ -28,6 +34,7 @@ progs cgpair.c cg -O2 -g
 
 vg() { # tag -> the valgrind command line for one configuration
 	echo valgrind -q --tool=callgrind --collect-atstart=no \
+		$([ "${CG_CACHE:-0}" = 1 ] && echo --cache-sim=yes --branch-sim=yes) \
 		--callgrind-out-file="$tmp/$1.%q{PMIX_RANK}.out"
 }
 
@@ -60,7 +67,7 @@ by_object() {
 	/^ob=/ { ob = obname(substr($0, 4)); next }
 	/^cob=/ { obname(substr($0, 5)); next }
 	/^calls=/ { skip = 1; next }
-	/^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $NF; next }
+	/^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $2; next }
 	END { for (o in cost) print cost[o], o }' "$1"
 }
 
@@ -77,8 +84,9 @@ classify() { # object path -> class
 configs=(tagged host)
 [ $have_ompi = 1 ] && configs+=(ompi-ob1 ompi-cm)
 {
-	printf "instructions per %s message (N=%d, steady state%s), by library\n" \
-		"$(case $mode in vector*) echo "${mode#vector}-double vector" ;; *) echo 8-byte ;; esac)" \
+	printf "instructions per %s (N=%d, steady state%s), by library\n" \
+		"$(case $mode in vector*) echo "${mode#vector}-double vector message" ;;
+		   idle) echo "MPI_Test that finds nothing" ;; *) echo 8-byte message ;; esac)" \
 		"$n" "${mode:+, $mode}"
 	printf "%-9s %-8s %9s %9s %9s %9s %9s %9s\n" config side total mpi provider libfabric libc other
 	for c in "${configs[@]}"; do
@@ -102,4 +110,22 @@ configs=(tagged host)
 			unset sum
 		done
 	done
-} | tee "$out/callgrind_pair${mode:+_$mode}.txt"
+	[ "${CG_CACHE:-0}" = 1 ] || exit 0
+	echo
+	echo "per message, simulated: D1 misses (reads + writes), LL misses, mispredicted branches"
+	printf "%-9s %-8s %9s %9s %9s\n" config side D1miss LLmiss mispred
+	for c in "${configs[@]}"; do
+		for r in 0 1; do
+			f=$tmp/$c.$r.out
+			[ -s "$f" ] || continue
+			awk -v c="$c" -v side="$([ $r = 0 ] && echo send || echo receive)" -v n="$n" '
+			/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+			/^(summary|totals):/ { for (i = 2; i <= NF; i++) v[i] = $i }
+			END {
+				d1 = v[col["D1mr"]] + v[col["D1mw"]]; ll = v[col["DLmr"]] + v[col["DLmw"]] + v[col["ILmr"]]
+				bm = v[col["Bcm"]] + v[col["Bim"]]
+				printf "%-9s %-8s %9.1f %9.1f %9.1f\n", c, side, d1 / n, ll / n, bm / n
+			}' "$f"
+		done
+	done
+} | tee "$out/callgrind_pair${mode:+_$mode}$([ "${CG_CACHE:-0}" = 1 ] && echo _cache).txt"

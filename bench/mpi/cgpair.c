@@ -15,8 +15,11 @@
  * With "vectorK" (vector16, vector256, ...), the default loops send and
  * receive one MPI_Type_vector of K doubles, every other one (8K bytes in K
  * runs): what packing and unpacking add, as a halo's column does.
+ * With "idle", rank 1 posts one receive and tests it N times while rank 0
+ * sends nothing (measured): what a polling MPI_Test costs when nothing has
+ * arrived, the loop of a rank that waits on a neighbour.
  * Without valgrind it still runs (the client requests are no-ops).
- * usage: cgpair [N [blocking|posted|vectorK]]
+ * usage: cgpair [N [blocking|posted|idle|vectorK]]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -25,7 +28,7 @@
 #include <unistd.h>
 #include <valgrind/callgrind.h>
 
-static int blocking, posted;
+static int blocking, posted, idle;
 /* What the default and blocking loops send: 8 bytes, or a vector. */
 static char msg8[8];
 static void *msg = msg8;
@@ -70,8 +73,38 @@ static void posted_round(int rank, int n, int measured)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Tests that find nothing; rank 0 sends the message once rank 1 is done. */
+static void idle_round(int rank, int n, int measured)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		MPI_Request r;
+		int flag = 0;
+
+		MPI_Irecv(msg8, 8, MPI_BYTE, 0, 6, MPI_COMM_WORLD, &r);
+		if (measured)
+			CALLGRIND_TOGGLE_COLLECT;
+		for (int i = 0; i < n && !flag; i++)
+			MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+		if (measured)
+			CALLGRIND_TOGGLE_COLLECT;
+		if (flag)
+			fprintf(stderr, "cgpair idle: the receive completed early\n");
+		MPI_Send(msg8, 0, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+	} else if (rank == 0) {
+		MPI_Recv(msg8, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(msg8, 8, MPI_BYTE, 1, 6, MPI_COMM_WORLD);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void round_of(int rank, int n, int measured)
 {
+	if (idle) {
+		idle_round(rank, n, measured);
+		return;
+	}
 	if (posted) {
 		posted_round(rank, n, measured);
 		return;
@@ -120,6 +153,7 @@ int main(int argc, char **argv)
 
 	blocking = argc > 2 && !strcmp(argv[2], "blocking");
 	posted = argc > 2 && !strcmp(argv[2], "posted");
+	idle = argc > 2 && !strcmp(argv[2], "idle");
 	if (n < 1 || n > MAXN)
 		n = n < 1 ? 1 : MAXN;
 
@@ -137,7 +171,7 @@ int main(int argc, char **argv)
 	round_of(rank, n, 0);
 	round_of(rank, n, 1);
 	if (rank == 0)
-		printf("cgpair %d messages%s\n", n, blocking ? " (blocking)" : posted ? " (posted)" :
+		printf("cgpair %d messages%s\n", n, blocking ? " (blocking)" : posted ? " (posted)" : idle ? " (idle tests)" :
 		       msg_count == 1 ? " (vector)" : "");
 	if (msg_count == 1) {
 		MPI_Type_free(&msg_type);

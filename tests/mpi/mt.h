@@ -32,6 +32,18 @@ static inline void mt_init(int *argc, char ***argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
+/* MT_LEAN=1 (set by the across-hosts checks with 8 ranks on this machine's
+ * 2 cores, where every collective takes tens of milliseconds whichever MPI
+ * runs it): loops that repeat one path many times (the type x operation
+ * matrix, 64 communicator duplicates) run a few rounds. The on-node runs
+ * keep the full loops; the lean ones keep every distinct path. */
+static inline int mt_lean(void)
+{
+	const char *s = getenv("MT_LEAN");
+
+	return s && s[0] == '1';
+}
+
 /* Every rank learns whether any rank failed; rank 0 prints the summary. */
 static inline int mt_finish(const char *name)
 {

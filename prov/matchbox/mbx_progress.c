@@ -2056,7 +2056,7 @@ static bool sender_ok(struct mbx_ep *ep, struct mbx_slot *s, struct mbx_addr *a)
 
 /* Bind slots that senders have claimed since we last looked; a slot freed
  * and claimed again anywhere below the high-water mark is found too. */
-static void discover_slots(struct mbx_ep *ep)
+static __attribute__((noinline)) void discover_slots(struct mbx_ep *ep)
 {
 	uint32_t claims = atomic_load_explicit(&ep->seg->claims, memory_order_acquire);
 	uint32_t used = atomic_load_explicit(&ep->seg->nslots_used, memory_order_acquire);
@@ -2265,9 +2265,48 @@ static void retire_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
 	atomic_store_explicit(&s->state, MBX_SLOT_FREE, memory_order_release);
 }
 
+/* What a progress call has to do besides reading the rings: queued sends,
+ * pipelined transfers, the net wire, and every 16th call the housekeeping.
+ * Out of line so that the call that finds nothing (a rank polling for its
+ * neighbour's message) runs in a small frame: that call's length is part of
+ * every message's latency. */
+static __attribute__((noinline)) void ep_progress_more(struct mbx_ep *ep, uint32_t ticks)
+{
+	uint32_t i;
+
+	if (!(ticks & 15)) {
+		/* A closed sender's slot is freed for another within 16 calls,
+		 * which saves a look at a shared line on every call. */
+		for (i = 0; i < ep->nrx; i++) {
+			struct mbx_rxslot *r = &ep->rxslots[i];
+
+			if (r->slot && !r->closing &&
+			    atomic_load_explicit(&r->slot->state, memory_order_acquire) ==
+			    MBX_SLOT_CLOSED)
+				retire_slot(ep, r);
+		}
+	}
+	if (!mbu_dlist_empty(&ep->pending_peers))
+		flush_pending(ep);
+	if (!mbu_dlist_empty(&ep->streaming))
+		stream_chunks(ep);
+	if (!mbu_dlist_empty(&ep->draining))
+		drain_chunks(ep);
+	if (ep->net && !(ticks & ep->net_mask))
+		mbx_net_progress(ep);
+	/* Published for RMA initiators (mbx_rma.c): a target that keeps
+	 * progressing serves frames faster than a CMA system call. */
+	if (!(ticks & 15))
+		atomic_store_explicit(&ep->seg->ticks, ticks, memory_order_relaxed);
+	if (!(ticks & 1023)) {
+		check_liveness(ep);
+		mbx_name_poll(ep);
+	}
+}
+
 void mbx_ep_progress(struct mbx_ep *ep)
 {
-	uint32_t i, n;
+	uint32_t i, n, ticks;
 
 	if (__builtin_expect(!ep->enabled, 0))
 		return;
@@ -2283,29 +2322,14 @@ void mbx_ep_progress(struct mbx_ep *ep)
 			continue;
 		if (!r->corrupt && mbu_ring_ready(&r->cons))
 			drain_slot(ep, r);
-		/* A closed sender's slot is freed for another within 16 calls,
-		 * which saves a look at a shared line on every call. */
-		if (r->closing || (!(ep->progress_ticks & 15) &&
-				   atomic_load_explicit(&r->slot->state, memory_order_acquire) ==
-				   MBX_SLOT_CLOSED))
+		if (__builtin_expect(r->closing, 0))
 			retire_slot(ep, r);
 	}
-	if (!mbu_dlist_empty(&ep->pending_peers))
-		flush_pending(ep);
-	if (!mbu_dlist_empty(&ep->streaming))
-		stream_chunks(ep);
-	if (!mbu_dlist_empty(&ep->draining))
-		drain_chunks(ep);
-	if (ep->net && !(ep->progress_ticks & ep->net_mask))
-		mbx_net_progress(ep);
-	/* Published for RMA initiators (mbx_rma.c): a target that keeps
-	 * progressing serves frames faster than a CMA system call. */
-	if (!(++ep->progress_ticks & 15))
-		atomic_store_explicit(&ep->seg->ticks, ep->progress_ticks, memory_order_relaxed);
-	if (!(ep->progress_ticks & 1023)) {
-		check_liveness(ep);
-		mbx_name_poll(ep);
-	}
+	ticks = ep->progress_ticks++;
+	if (!((ticks & 15) && mbu_dlist_empty(&ep->pending_peers) &&
+	      mbu_dlist_empty(&ep->streaming) && mbu_dlist_empty(&ep->draining) &&
+	      (!ep->net || (ticks & ep->net_mask))))
+		ep_progress_more(ep, ticks);
 }
 
 void mbx_net_sent(struct mbx_ep *ep, struct mbx_peer *p, uint64_t id)

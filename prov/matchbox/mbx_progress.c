@@ -2326,9 +2326,9 @@ void mbx_ep_progress(struct mbx_ep *ep)
 			retire_slot(ep, r);
 	}
 	ticks = ep->progress_ticks++;
-	if (!((ticks & 15) && mbu_dlist_empty(&ep->pending_peers) &&
-	      mbu_dlist_empty(&ep->streaming) && mbu_dlist_empty(&ep->draining) &&
-	      (!ep->net || (ticks & ep->net_mask))))
+	if (!(ticks & 15) || !mbu_dlist_empty(&ep->pending_peers) ||
+	    !mbu_dlist_empty(&ep->streaming) || !mbu_dlist_empty(&ep->draining) ||
+	    (ep->net && !(ticks & ep->net_mask)))
 		ep_progress_more(ep, ticks);
 }
 

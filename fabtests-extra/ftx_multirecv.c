@@ -69,9 +69,11 @@ static int run(struct ftx *t)
 			/* A provider may report the release of a buffer as a
 			 * completion of its own, without data. */
 			if (!e.len && (e.flags & FI_MULTI_RECV)) {
+				int r;
+
 				released++;
-				if (post_multi(t, b, b))
-					FTX_FAIL(t, "repost");
+				if ((r = post_multi(t, b, b)))
+					FTX_FAIL(t, "repost: %s", fi_strerror(-r));
 				continue;
 			}
 			if ((char *)e.buf < b || (char *)e.buf + e.len > b + BUFSZ)

@@ -9,13 +9,17 @@
 #   host-2nic  host engine over tcp;ofi_rxm on eth0 and eth1, striped
 #   ob1-1nic   Open MPI 4.1 OB1, btl tcp on eth0
 #   ob1-2nic   OB1 with btl_tcp_if_include eth0,eth1 (it stripes too)
-#   tagged     tagged engine over matchbox (its net wire uses one NIC)
+#   tagged-1nic  tagged engine over matchbox, its net wire on eth0
+#   tagged-2nic  the same with matchbox's own rails (FI_MATCHBOX_NET_RAILS=
+#              eth1): frames on eth0, large messages read over both
 # in two set-ups: both NICs at RATE, and eth1 at half of it (OB1 weighs its
 # interfaces by the speed they report, equal for two veths; the host
-# engine by what it measured).
+# engine by what it measured; matchbox's striping gives each piece to the
+# rail with the fewest bytes in flight).
 # usage: rails.sh BUILD_DIR [ROUNDS] [RATE]   (root; default 3 rounds, 1gbit)
 # Prints min-max GB/s over the rounds per configuration and the ratios of
-# the medians: host-2nic over host-1nic and over ob1-2nic.
+# the medians: host-2nic over host-1nic and over ob1-2nic, tagged-2nic over
+# tagged-1nic and over ob1-2nic.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:?usage: rails.sh BUILD_DIR [ROUNDS] [RATE]}" && pwd)
@@ -32,7 +36,7 @@ MBX_RAILS=2 "$cluster" up 2 >/dev/null || exit 1
 a0=$("$cluster" addr 0) a1=$("$cluster" addr 1)
 export FI_PROVIDER_PATH=$b/prov/matchbox
 
-configs=(host-1nic host-2nic ob1-1nic ob1-2nic tagged)
+configs=(host-1nic host-2nic ob1-1nic ob1-2nic tagged-1nic tagged-2nic)
 # About 256 MiB a run: long enough that start-up is noise, short enough
 # at 1 Gb/s.
 iters() { # bytes
@@ -43,15 +47,18 @@ launch() { # config bytes
 	local c=$1 by=$2 it
 	it=$(iters "$by")
 	case $c in
-	host-* | tagged)
-		local e=host d=eth0
+	host-* | tagged-*)
+		local e=host d=eth0 r=
 		[ "$c" = host-2nic ] && d=eth0,eth1
-		[ "$c" = tagged ] && e=tagged
+		[ "${c%-*}" = tagged ] && e=tagged
+		[ "$c" = tagged-2nic ] && r=eth1
 		ip netns exec mbx-h0 env MATCHBOX_MPI_ENGINE=$e "MATCHBOX_MPI_HOST_PROVIDERS=tcp;ofi_rxm" \
-			MATCHBOX_MPI_HOST_NET_DOMAINS=$d FI_MATCHBOX_NET_IFACE=eth0 MBENCH_ITERS="$it" \
+			MATCHBOX_MPI_HOST_NET_DOMAINS=$d FI_MATCHBOX_NET_IFACE=eth0 \
+			FI_MATCHBOX_NET_RAILS=$r MBENCH_ITERS="$it" \
 			"$b/mpi/mpirun" -n 2 --ppn 1 --host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 \
 			-x MATCHBOX_MPI_ENGINE -x MATCHBOX_MPI_HOST_PROVIDERS -x MATCHBOX_MPI_HOST_NET_DOMAINS \
-			-x FI_MATCHBOX_NET_IFACE -x MBENCH_ITERS --timeout 120 "$tmp/mb.ours" bw "$by" ;;
+			-x FI_MATCHBOX_NET_IFACE -x FI_MATCHBOX_NET_RAILS -x MBENCH_ITERS --timeout 120 \
+			"$tmp/mb.ours" bw "$by" ;;
 	ob1-*)
 		local i=eth0
 		[ "$c" = ob1-2nic ] && i=eth0,eth1
@@ -70,7 +77,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 
 
 printf "%-10s %8s" setup bytes
 for c in "${configs[@]}"; do printf " %13s" "$c"; done
-printf " %9s %9s\n" 2nic/1nic 2nic/ob1
+printf " %9s %9s %9s %9s\n" h2/h1 h2/ob1-2 t2/t1 t2/ob1-2
 for setup in "equal:$rate:$rate" "uneven:$rate:half"; do
 	IFS=: read -r name r0 r1 <<<"$setup"
 	if [ "$r1" = half ]; then
@@ -87,8 +94,11 @@ for setup in "equal:$rate:$rate" "uneven:$rate:half"; do
 		printf "%-10s %8s" "$name($r0,$r1)" "$by"
 		for c in "${configs[@]}"; do printf " %13s" "$(range <<<"${got[$c]}")"; done
 		m2=$(median <<<"${got[host-2nic]}")
-		printf " %9s %9s\n" "$(ratio "$m2" "$(median <<<"${got[host-1nic]}")")" \
-			"$(ratio "$m2" "$(median <<<"${got[ob1-2nic]}")")"
+		t2=$(median <<<"${got[tagged-2nic]}")
+		o2=$(median <<<"${got[ob1-2nic]}")
+		printf " %9s %9s %9s %9s\n" "$(ratio "$m2" "$(median <<<"${got[host-1nic]}")")" \
+			"$(ratio "$m2" "$o2")" "$(ratio "$t2" "$(median <<<"${got[tagged-1nic]}")")" \
+			"$(ratio "$t2" "$o2")"
 		unset got
 	done
 done

@@ -5,8 +5,7 @@
  * endpoint's counters (a caller built against an older header passes the
  * older size and gets the fields it knows); FI_MATCHBOX_OPT_NET_STATS with struct
  * fi_matchbox_net_stats copies those of its net wire (all zero when the
- * endpoint has none). Later issues add the communication-marker flags for
- * multi-rail scheduling here, in the bits named below. */
+ * endpoint has none). */
 #ifndef FI_EXT_MATCHBOX_H
 #define FI_EXT_MATCHBOX_H
 
@@ -92,6 +91,11 @@ struct fi_matchbox_net_stats {
 	uint64_t rma_core;
 	uint64_t rma_keys_offered;
 	uint64_t rma_keys_withdrawn;
+	/* Rails (FI_MATCHBOX_NET_RAILS): 1 + the extra ones open, and the
+	 * bytes of large messages this endpoint pulled over each with
+	 * fi_read (rail 0: the connections of the net wire itself). */
+	uint64_t rails;
+	uint64_t rail_read_bytes[4];
 };
 
 /* Tagged operations beyond libfabric's (fi_open_ops on an endpoint with

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
 #include <pmix.h>
 #include <pthread.h>
 #include <sched.h>
@@ -820,6 +821,32 @@ static void mbmpi_read_params(void)
 	mbmpi.coll_hier = mbmpi_env_long("MATCHBOX_MPI_COLL_HIER", 1) != 0;
 }
 
+/* Several NICs for matchbox's own rails: the first carries its net wire,
+ * the rest are read over (FI_MATCHBOX_NET_IFACE, FI_MATCHBOX_NET_RAILS),
+ * unless the user set those. Only when every name is a network interface
+ * of this host (device names such as mlx5_0 are the host engine's). */
+static bool mbmpi_rails_to_matchbox(const char *list)
+{
+	char buf[256], *save = NULL, *tok, *rest;
+	int n = 0;
+
+	if (getenv("FI_MATCHBOX_NET_RAILS") || strlen(list) >= sizeof(buf))
+		return false;
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+		if (!if_nametoindex(tok))
+			return false;
+	if (n < 2)
+		return false;
+	strcpy(buf, list);
+	rest = strchr(buf, ',');
+	*rest++ = '\0';
+	if (!getenv("FI_MATCHBOX_NET_IFACE"))
+		setenv("FI_MATCHBOX_NET_IFACE", buf, 1);
+	setenv("FI_MATCHBOX_NET_RAILS", rest, 1);
+	return true;
+}
+
 /* Which engine matches: the provider when it is one that matches well
  * itself (matchbox, and the fabrics whose hardware or library matches), libmpi
  * otherwise. MATCHBOX_MPI_ENGINE=tagged|host|auto. */
@@ -853,12 +880,23 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 				e = &mbmpi_tagged_engine;
 				why = "auto: the provider matches";
 			}
-		/* Several NICs named for the host engine: only it can use
-		 * them (a tagged provider reaches another node by one). */
+		/* Several NICs named: matchbox stripes over them itself when
+		 * they are interfaces here (its rails) and no other provider
+		 * is named for the host engine; another tagged provider
+		 * reaches a node by one, so the host engine does. */
 		if (strchr(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), ',')) {
-			e = &mbmpi_host_engine;
-			why = "auto: MATCHBOX_MPI_HOST_NET_DOMAINS names several NICs, which only the "
-			      "host engine stripes over";
+			const char *hp = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", "matchbox");
+
+			if (e == &mbmpi_tagged_engine && !strcmp(prov, "matchbox") &&
+			    !strcmp(hp, "matchbox") &&
+			    mbmpi_rails_to_matchbox(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""))) {
+				why = "auto: matchbox stripes over the NICs of "
+				      "MATCHBOX_MPI_HOST_NET_DOMAINS itself (FI_MATCHBOX_NET_RAILS)";
+			} else {
+				e = &mbmpi_host_engine;
+				why = "auto: MATCHBOX_MPI_HOST_NET_DOMAINS names several NICs, which "
+				      "only the host engine stripes over with this provider";
+			}
 		}
 	} else {
 		fprintf(stderr, "matchbox mpi: MATCHBOX_MPI_ENGINE=%s: expected tagged, host or auto\n",

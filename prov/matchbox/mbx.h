@@ -83,6 +83,9 @@ struct mbx_params {
 	char net_iface[32];
 	char net_msg_prov[32];
 	char net_dgram_prov[32];
+	char net_rails[128];	/* extra interfaces for large reads (mbx_rail.h) */
+	char net_rail_prov[32];
+	int rail_policy;	/* enum mbx_rail_policy */
 	enum mbx_conn_mode conn_mode;
 	size_t conn_threshold;	/* 0: chosen by the core (mbx_net.c) */
 	size_t conn_idle_ms;
@@ -104,6 +107,12 @@ struct mbx_params {
 	enum mbx_rma_cma rma_cma;	/* same-node RMA with CMA (mbx_rma.c) */
 };
 extern struct mbx_params mbx_param;
+
+/* libfabric 1.17's internal flag that lets a provider find core providers
+ * that FI_PROVIDER hid from applications (as efa and lnx do for shm). It is
+ * not public API: if a later libfabric drops it, FI_PROVIDER=matchbox alone
+ * hides tcp/udp and the net wire reports that it found none. */
+#define MBX_GETINFO_HIDDEN (1ULL << 60)
 
 /* Provider capabilities and the ones a user must ask for explicitly. */
 #define MBX_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
@@ -510,10 +519,13 @@ struct mbx_tx {
 	struct mbx_peer *rma_peer;	/* an RMA or atomic counted in its peer's rma_out */
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	struct mbu_rcache_entry *rce;	/* ... or the cached registration holding it */
+	bool rails;		/* ... which the RTS offered on the extra rails too */
 	/* copy path */
 	uint64_t bulk_base;	/* shm: its first chunk in the bulk ring (from the CTS) */
 	size_t want, streamed;
 };
+
+#define MBX_RD_STRIPE 0xff
 
 /* A posted receive, or a large receive in progress. */
 struct mbx_rx {
@@ -543,6 +555,9 @@ struct mbx_rx {
 	uint32_t rd_key;
 	uint64_t rd_base;	/* where the message starts in that registration */
 	bool rd_failed;
+	/* The rail every piece goes on (round robin, binding), or
+	 * MBX_RD_STRIPE: each piece on the rail with the most room. */
+	uint8_t rd_rail;
 	uint64_t cflags;	/* extra completion flags (FI_MULTI_RECV) */
 };
 

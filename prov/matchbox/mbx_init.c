@@ -64,6 +64,8 @@ static void get_str(const char *name, char *dst, size_t len)
 static void net_params(void)
 {
 	static const char *const modes[] = { "static", "ondemand", "adaptive", "partial" };
+	/* In the order of enum mbx_rail_policy. */
+	static const char *const policies[] = { "stripe", "round_robin", "binding" };
 	char mode[16] = "";
 	int v, i;
 
@@ -71,6 +73,12 @@ static void net_params(void)
 			"Reach endpoints on other hosts through the net wire (default: yes)");
 	fi_param_define(&mbx_prov, "net_iface", FI_PARAM_STRING,
 			"Network interface of the net wire (default: the first IPv4 interface that is up and not loopback)");
+	fi_param_define(&mbx_prov, "net_rails", FI_PARAM_STRING,
+			"Comma-separated extra network interfaces (at most 3) over which large messages from other hosts are also read; frames stay on net_iface's (default: none)");
+	fi_param_define(&mbx_prov, "net_rail_prov", FI_PARAM_STRING,
+			"Core provider of the extra rails (default: verbs;ofi_rxm where it matches, else tcp;ofi_rxm)");
+	fi_param_define(&mbx_prov, "rail_policy", FI_PARAM_STRING,
+			"How a large message's reads use the rails: stripe (its pieces over every rail, each to the one with the most room), round_robin (each message whole on the next rail), binding (each peer on one rail) (default: stripe)");
 	fi_param_define(&mbx_prov, "net_msg_prov", FI_PARAM_STRING,
 			"Core provider of the connected channel (default: verbs if it serves unregistered buffers, else tcp)");
 	fi_param_define(&mbx_prov, "net_dgram_prov", FI_PARAM_STRING,
@@ -130,6 +138,19 @@ static void net_params(void)
 		mbx_param.net_small_dgram = v != 0;
 	get_str("net_iface", mbx_param.net_iface, sizeof(mbx_param.net_iface));
 	get_str("net_msg_prov", mbx_param.net_msg_prov, sizeof(mbx_param.net_msg_prov));
+	get_str("net_rails", mbx_param.net_rails, sizeof(mbx_param.net_rails));
+	get_str("net_rail_prov", mbx_param.net_rail_prov, sizeof(mbx_param.net_rail_prov));
+	mode[0] = 0;
+	get_str("rail_policy", mode, sizeof(mode));
+	if (mode[0]) {
+		for (i = 0; i < 3 && strcmp(mode, policies[i]); i++)
+			;
+		if (i < 3)
+			mbx_param.rail_policy = i;
+		else
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_RAIL_POLICY=%s unknown; using stripe\n", mode);
+	}
+	mode[0] = 0;
 	get_str("net_dgram_prov", mbx_param.net_dgram_prov, sizeof(mbx_param.net_dgram_prov));
 	get_str("conn_mode", mode, sizeof(mode));
 	if (mode[0]) {

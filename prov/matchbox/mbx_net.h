@@ -44,6 +44,15 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
  * mbx_net_rma_release() gives back what the send held. */
 int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_tx *tx, uint32_t *key,
 		    uint64_t *base);
+/* Extra rails (mbx_rail.h). Before an RTS whose registration is on them
+ * (tx->rails), a peer not yet told gets our rail addresses: their number,
+ * and *names, when it must be told (then mbx_net_rails_told() once the
+ * frame is written); 0 otherwise. */
+unsigned mbx_net_rails_untold(struct mbx_ep *ep, struct mbx_peer *p, const void **names);
+void mbx_net_rails_told(struct mbx_ep *ep, struct mbx_peer *p);
+/* A RAILS frame from p: cnt addresses (struct mbx_rail_name) after the
+ * header, checked for their count already. */
+void mbx_net_rails_learn(struct mbx_ep *ep, struct mbx_peer *p, const void *names, unsigned cnt);
 void mbx_net_rma_release(struct mbx_ep *ep, struct mbx_tx *tx);
 /* Posts reads of rx->rd_key from rx->rd_next on while the connection's read
  * window has room; 0 when something is in flight, all is asked for or rx

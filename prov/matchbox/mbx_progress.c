@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mbx_net.h"
+#include "mbx_rail.h"
 #include "mbu_copy.h"
 #include "mbu_futex.h"
 #include "mbu_shm.h"
@@ -624,15 +625,36 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 			tx_complete(ep, tx, 0);
 		return 0;
 	}
+	/* To another host, offer the data for fi_read where the connection
+	 * allows it; the receiver may still ask for it by clear-to-send. (A
+	 * send that finds the ring full comes back here and offers the same
+	 * registration.) */
+	reg = p->net && !mbx_net_rma_reg(ep, p, tx, &key, &base);
+	if (reg && tx->rails) {
+		const void *names;
+		unsigned cnt = mbx_net_rails_untold(ep, p, &names);
+
+		/* The peer learns where our rails are before the first RTS
+		 * that offers them: the frames arrive in order. */
+		if (cnt) {
+			size_t nlen = cnt * sizeof(struct mbx_rail_name);
+
+			w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
+								(uint32_t)(sizeof(*w) + nlen));
+			if (!w)
+				return -FI_EAGAIN;
+			fill_wire(w, MBX_OP_RAILS, 0, 0, 0, cnt, 0);
+			memcpy(w + 1, names, nlen);
+			mbu_ring_commit(&p->prod, &w->f);
+			mbx_net_rails_told(ep, p);
+		}
+	}
 	w = (struct mbx_wire *)mbu_ring_reserve(&p->prod, (uint32_t)(sizeof(*w) +
 						tx->iov_cnt * sizeof(struct mbx_wire_iov)));
 	if (!w)
 		return -FI_EAGAIN;
-	/* To another host, offer the data for fi_read where the connection
-	 * allows it; the receiver may still ask for it by clear-to-send. */
-	reg = p->net && !mbx_net_rma_reg(ep, p, tx, &key, &base);
-	fill_wire(w, MBX_OP_RTS, tx->wflags | (reg ? MBX_WF_RMA : 0), tx->tag, tx->data,
-		  tx->size, tx_id(tx));
+	fill_wire(w, MBX_OP_RTS, tx->wflags | (reg ? MBX_WF_RMA : 0) |
+		  (reg && tx->rails ? MBX_WF_RAILS : 0), tx->tag, tx->data, tx->size, tx_id(tx));
 	w->rsvd2 = reg ? key : 0;
 	w->iov_cnt = (uint8_t)tx->iov_cnt;
 	/* Registered, the data is addressed in the registration: contiguous
@@ -1583,6 +1605,11 @@ static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
 		if (f->len != sizeof(*w))
 			return false;
 		break;
+	case MBX_OP_RAILS:
+		if (!w->size || w->size >= MBX_RAILS_MAX ||
+		    f->len != sizeof(*w) + w->size * sizeof(struct mbx_rail_name))
+			return false;
+		break;
 	case MBX_OP_ATOMIC: {
 		int kind = MBX_ATOMIC_KIND(w->tag), aop = MBX_ATOMIC_OP(w->tag);
 		int dt = MBX_ATOMIC_DT(w->tag);
@@ -2001,6 +2028,15 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 			return handle_read(ep, p, w);
 		case MBX_OP_ATOMIC:
 			return handle_atomic(ep, p, w);
+		case MBX_OP_RAILS:
+			if (p->net) {
+				mbx_net_rails_learn(ep, p, w + 1, (unsigned)w->size);
+			} else {
+				MBX_WARN(FI_LOG_EP_DATA, "rails from %s, a peer on this node\n",
+					 p->name);
+				ep->stats.bad_frames++;
+			}
+			return 1;
 		case MBX_OP_KEY:
 			if (p->net) {
 				mbx_net_key(ep, p, w);

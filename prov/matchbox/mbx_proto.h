@@ -106,6 +106,9 @@ enum mbx_wire_op {
 				 * address `data` and is `size` bytes long; `tag`:
 				 * the core's key (low 32 bits; 0: withdrawn, forget
 				 * it) and MBX_KEY_READ/WRITE above them */
+	MBX_OP_RAILS = 16,	/* net: our extra rails (mbx_rail.h): `size` struct
+				 * mbx_rail_name follow; sent before the first RTS
+				 * with MBX_WF_RAILS */
 	MBX_OP_MAX
 };
 
@@ -118,6 +121,8 @@ enum mbx_wire_flags {
 				 * offsets) */
 	MBX_WF_LAST = 1 << 4,	/* the last WRITE frame of a write: answer with WACK */
 	MBX_WF_WANTKEY = 1 << 5,	/* last WRITE/READ frame: offer the core's key (KEY) */
+	MBX_WF_RAILS = 1 << 6,	/* net RTS with MBX_WF_RMA: the key is the same on every
+				 * rail of the RAILS frame */
 };
 
 #define MBX_KEY_READ	(1ull << 32)

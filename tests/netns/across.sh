@@ -251,8 +251,44 @@ net_rails() { # program
 	[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over eth0 (at least 2 should)"; return 1; }
 	! grep -q "on eth1: [1-9]" <<<"$out" || { echo "frames on eth1"; return 1; }
 }
+# The same two NICs under the tagged engine: matchbox's own rails
+# (FI_MATCHBOX_NET_RAILS). Frames stay on eth0; large messages from the
+# other host are read over both. Each rank prints its bytes read per rail at
+# close (FI_LOG_LEVEL=info); with the policy given, at least two ranks must
+# have read over eth1, and under striping over eth0 too, in the same run.
+prov_rails() { # program, policy
+	local out n
+	out=$(mpi 2 "$1" MATCHBOX_MPI_ENGINE=tagged FI_MATCHBOX_NET_IFACE=eth0 \
+		FI_MATCHBOX_NET_RAILS=eth1 FI_MATCHBOX_RAIL_POLICY="$2" FI_LOG_LEVEL=info 2>&1) ||
+		{ echo "$out" | grep -v 'libfabric:' | tail -n 8; return 1; }
+	n=$(grep -c "net rails: 2; bytes read over each: [0-9]* [1-9][0-9]* 0 0" <<<"$out")
+	[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over eth1 (at least 2 should)"; return 1; }
+	if [ "$2" = stripe ]; then
+		n=$(grep -c "net rails: 2; bytes read over each: [1-9][0-9]* [1-9][0-9]* 0 0" <<<"$out")
+		[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over both rails (at least 2 should)"; return 1; }
+	fi
+}
+# MATCHBOX_MPI_ENGINE left at auto with two NICs named and no other
+# provider for the host engine: the tagged engine, over matchbox's rails.
+auto_rails() {
+	local out n
+	out=$(mpi 2 t_p2p MATCHBOX_MPI_HOST_NET_DOMAINS=eth0,eth1 MATCHBOX_MPI_VERBOSE=1 \
+		FI_LOG_LEVEL=info 2>&1) || { echo "$out" | grep -v 'libfabric:' | tail -n 8; return 1; }
+	grep -q "tagged engine over matchbox (auto: matchbox stripes over the NICs" <<<"$out" ||
+		{ echo "auto did not take the tagged engine over matchbox's rails"; return 1; }
+	n=$(grep -c "net rails: 2; bytes read over each: [1-9][0-9]* [1-9][0-9]* 0 0" <<<"$out")
+	[ "$n" -ge 2 ] || { echo "$n ranks of 4 read over both rails (at least 2 should)"; return 1; }
+}
 two_rails() {
 	check "MPI t_p2p, host engine striping over two NICs (eth0, eth1), 2 hosts x 2" net_rails t_p2p
+	check "MPI t_p2p, tagged engine, matchbox striping over two NICs, 2 hosts x 2" \
+		prov_rails t_p2p stripe
+	check "MPI t_p2p, tagged engine, matchbox rails by binding, 2 hosts x 2" \
+		prov_rails t_p2p binding
+	check "MPI t_p2p, tagged engine, matchbox rails round robin, 2 hosts x 2" \
+		prov_rails t_p2p round_robin
+	check "MPI t_p2p, engine auto with two NICs named: tagged over matchbox's rails, 2 hosts x 2" \
+		auto_rails
 }
 
 # ftx_pingpong on 2 hosts; both ranks' counts at close (FI_LOG_LEVEL=info)
@@ -569,7 +605,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -2747,6 +2747,11 @@ void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s)
 
 uint32_t mbx_net_pick_ip(void)
 {
+	return mbx_net_iface_ip(mbx_param.net_iface);
+}
+
+uint32_t mbx_net_iface_ip(const char *name)
+{
 	struct ifaddrs *ifs, *i;
 	uint32_t ip = 0;
 
@@ -2757,8 +2762,7 @@ uint32_t mbx_net_pick_ip(void)
 
 		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
 			continue;
-		if (mbx_param.net_iface[0] ? strcmp(i->ifa_name, mbx_param.net_iface) :
-					     (i->ifa_flags & IFF_LOOPBACK) != 0)
+		if (name[0] ? strcmp(i->ifa_name, name) : (i->ifa_flags & IFF_LOOPBACK) != 0)
 			continue;
 		a = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
 		if (a) {
@@ -2770,8 +2774,8 @@ uint32_t mbx_net_pick_ip(void)
 	return ip;
 }
 
-static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_t ip,
-				 uint64_t caps)
+struct fi_info *mbx_net_core_info(const char *prov, enum fi_ep_type type, uint32_t ip,
+				  uint64_t caps)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	struct sockaddr_in *sin;
@@ -2792,7 +2796,9 @@ static struct fi_info *core_info(const char *prov, enum fi_ep_type type, uint32_
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = type;
 	/* Our buffers are not registered: a core that needs FI_MR_LOCAL
-	 * (verbs today) does not match and the next one is tried. */
+	 * (verbs today) does not match and the next one is tried. And we
+	 * choose the keys and address by offset, so that one key names a
+	 * registration on every rail. */
 	hints->domain_attr->mr_mode = 0;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->fabric_attr->prov_name = strdup(prov);
@@ -2808,9 +2814,9 @@ static struct fi_info *pick_core(const char *forced, const char *const *order,
 	struct fi_info *info;
 
 	if (forced[0])
-		return core_info(forced, type, ip, caps);
+		return mbx_net_core_info(forced, type, ip, caps);
 	for (; *order; order++)
-		if ((info = core_info(*order, type, ip, caps)))
+		if ((info = mbx_net_core_info(*order, type, ip, caps)))
 			return info;
 	return NULL;
 }

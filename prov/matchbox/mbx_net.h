@@ -14,6 +14,8 @@
 #define MBX_NET_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <rdma/fabric.h>
 
 struct mbx_ep;
 struct mbx_peer;
@@ -88,5 +90,13 @@ int mbx_net_wait_fds(struct mbx_ep *ep, int *fds);
 int mbx_net_arm(struct mbx_ep *ep);
 void mbx_net_disarm(struct mbx_ep *ep);
 void mbx_net_stats(struct mbx_ep *ep, struct fi_matchbox_net_stats *s);
+/* The IPv4 address of interface `name` (host order; "" for the first one
+ * up that is not loopback), 0 if none. */
+uint32_t mbx_net_iface_ip(const char *name);
+/* A core provider's fi_info bound to `ip` with the modes the net wire and
+ * the rails use (FI_CONTEXT2, no mr_mode bits, FI_THREAD_DOMAIN), found
+ * also when FI_PROVIDER hides it; NULL if none. */
+struct fi_info *mbx_net_core_info(const char *prov, enum fi_ep_type type, uint32_t ip,
+				  uint64_t caps);
 
 #endif

@@ -4,10 +4,10 @@
  * it. No frame ever travels on a rail; only fi_read. Everything runs under
  * the domain lock, from the net wire's progress. */
 #include "mbx.h"
+#include "mbx_net.h"
 #include "mbx_rail.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -29,50 +29,6 @@ struct mbx_rails {
 	struct rail r[MBX_RAILS_MAX - 1];
 	struct mbx_rail_name name[MBX_RAILS_MAX - 1];
 };
-
-static uint32_t iface_ip(const char *name)
-{
-	struct ifaddrs *ifs, *i;
-	uint32_t ip = 0;
-
-	if (getifaddrs(&ifs))
-		return 0;
-	for (i = ifs; i && !ip; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    (i->ifa_flags & IFF_UP) && !strcmp(i->ifa_name, name))
-			ip = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
-	freeifaddrs(ifs);
-	return ip;
-}
-
-static struct fi_info *rail_info(const char *prov, uint32_t ip)
-{
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
-	struct sockaddr_in *sin = calloc(1, sizeof(*sin));
-
-	if (!hints || !sin) {
-		free(sin);
-		fi_freeinfo(hints);
-		return NULL;
-	}
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = htonl(ip);
-	hints->src_addr = sin;
-	hints->src_addrlen = sizeof(*sin);
-	hints->addr_format = FI_SOCKADDR_IN;
-	hints->caps = FI_RMA | FI_READ | FI_REMOTE_READ;
-	hints->mode = FI_CONTEXT | FI_CONTEXT2;
-	hints->ep_attr->type = FI_EP_RDM;
-	/* Offsets and our own keys, as on rail 0: one key then names a
-	 * registration on every rail. */
-	hints->domain_attr->mr_mode = 0;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->fabric_attr->prov_name = strdup(prov);
-	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, MBX_GETINFO_HIDDEN, hints, &info))
-		info = NULL;
-	fi_freeinfo(hints);
-	return info;
-}
 
 static void rail_close(struct rail *r)
 {
@@ -98,7 +54,7 @@ static int rail_open(struct rail *r, const char *iface, struct mbx_rail_name *na
 	struct sockaddr_in sin;
 	size_t len = sizeof(sin);
 	const char *const *p;
-	uint32_t ip = iface_ip(iface);
+	uint32_t ip = mbx_net_iface_ip(iface);
 	int ret;
 
 	snprintf(r->iface, sizeof(r->iface), "%s", iface);
@@ -107,7 +63,8 @@ static int rail_open(struct rail *r, const char *iface, struct mbx_rail_name *na
 		return -FI_ENODEV;
 	}
 	for (p = order; *p && !r->info; p++)
-		r->info = rail_info(mbx_param.net_rail_prov[0] ? mbx_param.net_rail_prov : *p, ip);
+		r->info = mbx_net_core_info(mbx_param.net_rail_prov[0] ? mbx_param.net_rail_prov : *p,
+					     FI_EP_RDM, ip, FI_RMA | FI_READ | FI_REMOTE_READ);
 	if (!r->info) {
 		MBX_WARN(FI_LOG_EP_CTRL, "rail %s: no core provider with fi_read on it; left out\n",
 			 iface);

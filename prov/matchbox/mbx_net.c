@@ -1729,9 +1729,9 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 /* The registration cache's side of the core: a range registered for the
  * peers' fi_read, under a key of ours (the core's keys are the caller's,
  * FI_MR_SCALABLE style; 32 bits fit the RTS, and a key is never reused
- * while its registration could still be live). */
-/* A cached registration: on the connections' core, and under the same
- * key on every extra rail when they all took it. */
+ * while its registration could still be live). A cached registration is
+ * on the connections' core, and under the same key on every extra rail
+ * when they all took it. */
 struct rc_mr {
 	struct fid_mr *mr;
 	bool rails;
@@ -2071,7 +2071,12 @@ static void rail_read_done(struct mbx_ep *ep, struct nbuf *b, int err)
 		np->rail_rd_bytes[b->rail] -= b->len;
 	if (!err)
 		n->st.rail_read_bytes[b->rail] += b->len;
-	mbx_net_read_done(ep, b->peer, b->rx, b->txid, err ? -err : 0);
+	/* A rail's lost connection fails this read like any error: the
+	 * message waits for its other reads before it falls back, where
+	 * -FI_ECONNABORTED (rail 0's connection retired) does not wait. */
+	if (err == FI_ECONNABORTED)
+		err = FI_EIO;
+	mbx_net_read_done(ep, b->peer, b->rx, b->txid, -err);
 }
 
 static void read_rails(struct mbx_ep *ep)

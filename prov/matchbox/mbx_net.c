@@ -3077,8 +3077,10 @@ int mbx_net_open(struct mbx_ep *ep)
 			 mbu_rcache_monitor(&why), why ? ": " : "", why ? why : "");
 		/* Extra rails only pull what the cache registered, so they
 		 * need both. */
-		if (mbx_param.net_rails[0] && mbx_param.mr_cache_max_count &&
-		    mbx_rails_open(mbx_param.net_rails, &n->rails))
+		if (mbx_param.net_rails[0] && !mbx_param.mr_cache_max_count)
+			MBX_WARN(FI_LOG_EP_CTRL, "FI_MATCHBOX_NET_RAILS needs the registration "
+				 "cache (FI_MATCHBOX_MR_CACHE_MAX_COUNT 0); rail 0 only\n");
+		else if (mbx_param.net_rails[0] && mbx_rails_open(mbx_param.net_rails, &n->rails))
 			MBX_WARN(FI_LOG_EP_CTRL, "no memory for the rails; rail 0 only\n");
 	}
 	if (!ret) {

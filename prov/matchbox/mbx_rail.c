@@ -120,10 +120,16 @@ int mbx_rails_open(const char *ifaces, struct mbx_rails **out)
 				 "left out\n", MBX_RAILS_MAX - 1, tok);
 			break;
 		}
-		if (rail_open(&rs->r[rs->n], tok, &rs->name[rs->n]))
+		/* Peers pair rails by position in the list: past one that
+		 * did not open, ours would pair with the wrong networks. */
+		if (rail_open(&rs->r[rs->n], tok, &rs->name[rs->n])) {
 			rail_close(&rs->r[rs->n]);
-		else
-			rs->n++;
+			if (strtok_r(NULL, ",", &save))
+				MBX_WARN(FI_LOG_EP_CTRL, "rails after %s left out too, so that "
+					 "the rest pair with the peers' by position\n", tok);
+			break;
+		}
+		rs->n++;
 	}
 	if (!rs->n) {
 		free(rs);

@@ -36,8 +36,9 @@ struct mbx_rail_name {
 };
 
 /* Opens a rail on each interface of the comma-separated list (at most
- * MBX_RAILS_MAX - 1). An interface without IPv4 or core provider is left
- * out with a warning; none at all gives *out NULL and 0. */
+ * MBX_RAILS_MAX - 1), in order. An interface without IPv4 or core provider
+ * is left out with a warning, and so are those after it (rails pair with
+ * the peers' by position); none at all gives *out NULL and 0. */
 int mbx_rails_open(const char *ifaces, struct mbx_rails **out);
 void mbx_rails_close(struct mbx_rails *r);
 /* Extra rails open: rail k (1 <= k <= count) is index k - 1 below. */

@@ -827,23 +827,26 @@ static void mbmpi_read_params(void)
  * of this host (device names such as mlx5_0 are the host engine's). */
 static bool mbmpi_rails_to_matchbox(const char *list)
 {
-	char buf[256], *save = NULL, *tok, *rest;
-	int n = 0;
+	char buf[256], rails[256] = "", *save = NULL, *tok, *first;
 
 	if (getenv("FI_MATCHBOX_NET_RAILS") || strlen(list) >= sizeof(buf))
 		return false;
 	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+	first = strtok_r(buf, ",", &save);
+	if (!first || !if_nametoindex(first))
+		return false;
+	while ((tok = strtok_r(NULL, ",", &save))) {
 		if (!if_nametoindex(tok))
 			return false;
-	if (n < 2)
+		if (rails[0])
+			strcat(rails, ",");
+		strcat(rails, tok);
+	}
+	if (!rails[0])
 		return false;
-	strcpy(buf, list);
-	rest = strchr(buf, ',');
-	*rest++ = '\0';
 	if (!getenv("FI_MATCHBOX_NET_IFACE"))
-		setenv("FI_MATCHBOX_NET_IFACE", buf, 1);
-	setenv("FI_MATCHBOX_NET_RAILS", rest, 1);
+		setenv("FI_MATCHBOX_NET_IFACE", first, 1);
+	setenv("FI_MATCHBOX_NET_RAILS", rails, 1);
 	return true;
 }
 
@@ -884,12 +887,13 @@ static const struct mbmpi_engine *mbmpi_choose_engine(void)
 		 * they are interfaces here (its rails) and no other provider
 		 * is named for the host engine; another tagged provider
 		 * reaches a node by one, so the host engine does. */
-		if (strchr(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""), ',')) {
+		const char *nics = mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", "");
+
+		if (strchr(nics, ',')) {
 			const char *hp = mbmpi_env("MATCHBOX_MPI_HOST_PROVIDERS", "matchbox");
 
 			if (e == &mbmpi_tagged_engine && !strcmp(prov, "matchbox") &&
-			    !strcmp(hp, "matchbox") &&
-			    mbmpi_rails_to_matchbox(mbmpi_env("MATCHBOX_MPI_HOST_NET_DOMAINS", ""))) {
+			    !strcmp(hp, "matchbox") && mbmpi_rails_to_matchbox(nics)) {
 				why = "auto: matchbox stripes over the NICs of "
 				      "MATCHBOX_MPI_HOST_NET_DOMAINS itself (FI_MATCHBOX_NET_RAILS)";
 			} else {

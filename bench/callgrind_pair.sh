@@ -19,6 +19,8 @@
 # (a model, not this CPU, but the same every run) and a second table gives
 # per message the first-level data misses, last-level misses and
 # mispredicted branches: what instruction counts leave out.
+# CG_CONFIGS="tagged host" limits the run to our engines named there (no
+# Open MPI rows), to compare two builds of ours quickly.
 # usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted|idle|vectorK]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,8 +83,8 @@ classify() { # object path -> class
 	esac
 }
 
-configs=(tagged host)
-[ $have_ompi = 1 ] && configs+=(ompi-ob1 ompi-cm)
+configs=(${CG_CONFIGS:-tagged host})
+[ $have_ompi = 1 ] && [ -z "${CG_CONFIGS:-}" ] && configs+=(ompi-ob1 ompi-cm)
 {
 	printf "instructions per %s (N=%d, steady state%s), by library\n" \
 		"$(case $mode in vector*) echo "${mode#vector}-double vector message" ;;

@@ -184,8 +184,16 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_
 	if (!buf && count)
 		return -FI_EINVAL;
 	mbx_lock(cq->dom);
-	if (!cq->count)
+	if (!cq->count) {
 		mbx_progress_cq_eps(cq->eps, cq->neps);
+		/* Still nothing: the usual answer to a rank polling for its
+		 * neighbour, given without the drain's set-up. */
+		if (!cq->count) {
+			ret = mbu_dlist_empty(&cq->errs) ? -FI_EAGAIN : -FI_EAVAIL;
+			mbx_unlock(cq->dom);
+			return ret;
+		}
+	}
 	ret = cq_drain(cq, buf, count, src);
 	mbx_unlock(cq->dom);
 	return ret;

@@ -9,6 +9,7 @@
  * in the ring, which in turn holds the sender back. */
 #include "mbu_atomic.h"
 #include "mbx.h"
+#include "mbx_frame.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -443,20 +444,13 @@ static size_t riov_at(const struct mbx_tx *tx, size_t pos, size_t *off)
 	return i;
 }
 
-/* How many values each element of an atomic carries: the operand (none
- * for FI_ATOMIC_READ) and the compare value. */
-static size_t atomic_bufs(uint8_t kind, uint8_t op)
-{
-	return (op != FI_ATOMIC_READ) + (kind == MBU_ATOMIC_COMPARE);
-}
-
 /* The next piece of an atomic, whole elements within one remote segment,
  * as many as a frame holds (and its answer: the old values); nonzero if
  * the ring has no room. */
 static int atomic_piece(struct mbx_tx *tx, struct mbx_peer *p, size_t ri, size_t off,
 			struct mbx_wire **out)
 {
-	size_t es = mbu_atomic_size(tx->adt), nb = atomic_bufs(tx->akind, tx->aop);
+	size_t es = mbu_atomic_size(tx->adt), nb = mbx_atomic_bufs(tx->akind, tx->aop);
 	size_t room = p->eager_limit > sizeof(struct mbx_wire_atomic) ?
 		      p->eager_limit - sizeof(struct mbx_wire_atomic) : 0;
 	size_t elems = room / (es * (nb ? nb : 1)), n;
@@ -1536,108 +1530,6 @@ int mbx_proto_take(struct mbx_ep *ep, void *buf, size_t len, fi_addr_t src, uint
 	return 1;
 }
 
-static bool frame_ok(const struct mbu_frame *f, const struct mbx_wire **out)
-{
-	const struct mbx_wire *w = (const struct mbx_wire *)f;
-
-	if (f->kind != MBX_FRAME_KIND || f->len < sizeof(struct mbx_wire_small))
-		return false;
-	if (w->magic != MBX_WIRE_MAGIC || w->version != MBX_WIRE_VERSION)
-		return false;
-	if (w->op == MBX_OP_SMALL) {
-		if (f->len > sizeof(struct mbx_wire_small) + MBX_SMALL_MAX ||
-		    (w->flags & MBX_WF_ACKREQ))
-			return false;
-		*out = w;
-		return true;
-	}
-	if (f->len < sizeof(*w))
-		return false;
-	switch (w->op) {
-	case MBX_OP_EAGER:
-		if (f->len != sizeof(*w) + w->size)
-			return false;
-		break;
-	case MBX_OP_RTS: {
-		const struct mbx_wire_iov *wi = (const struct mbx_wire_iov *)(w + 1);
-		uint64_t sum = 0;
-		int i;
-
-		if (!w->iov_cnt || w->iov_cnt > MBX_IOV_LIMIT ||
-		    f->len != sizeof(*w) + w->iov_cnt * sizeof(*wi))
-			return false;
-		for (i = 0; i < w->iov_cnt; i++) {
-			if (wi[i].len > MBX_MAX_MSG_SIZE)
-				return false;
-			sum += wi[i].len;
-		}
-		if (sum != w->size || w->size > MBX_MAX_MSG_SIZE)
-			return false;
-		break;
-	}
-	case MBX_OP_CTS:
-	case MBX_OP_FIN:
-	case MBX_OP_ACK:
-		if (f->len != sizeof(*w))
-			return false;
-		break;
-	case MBX_OP_DATA:
-		if (f->len != sizeof(*w) + w->size)
-			return false;
-		break;
-	case MBX_OP_WRITE:
-		if (f->len != sizeof(*w) + sizeof(struct mbx_wire_rma) + w->size ||
-		    w->tag > MBX_MAX_MSG_SIZE)
-			return false;
-		break;
-	case MBX_OP_READ:
-		if (f->len != sizeof(*w) + sizeof(struct mbx_wire_rma) ||
-		    w->size > MBX_MAX_MSG_SIZE || w->data > MBX_MAX_MSG_SIZE)
-			return false;
-		break;
-	case MBX_OP_RDATA:
-		if (f->len != sizeof(*w) + w->size)
-			return false;
-		break;
-	case MBX_OP_RERR:
-	case MBX_OP_WACK:
-	case MBX_OP_KEY:
-		if (f->len != sizeof(*w))
-			return false;
-		break;
-	case MBX_OP_RAILS:
-		if (!w->size || w->size >= MBX_RAILS_MAX ||
-		    f->len != sizeof(*w) + w->size * sizeof(struct mbx_rail_name))
-			return false;
-		break;
-	case MBX_OP_ATOMIC: {
-		int kind = MBX_ATOMIC_KIND(w->tag), aop = MBX_ATOMIC_OP(w->tag);
-		int dt = MBX_ATOMIC_DT(w->tag);
-		size_t es;
-
-		if (kind > MBU_ATOMIC_COMPARE || !mbu_atomic_valid(kind, aop, dt) ||
-		    w->tag >> 24)
-			return false;
-		es = mbu_atomic_size(dt);
-		if (!w->size || w->size > MBX_ATOMIC_MAX_BYTES || w->size % es ||
-		    w->data > MBX_ATOMIC_MAX_BYTES ||
-		    f->len != sizeof(*w) + sizeof(struct mbx_wire_atomic) +
-			      w->size * atomic_bufs((uint8_t)kind, (uint8_t)aop))
-			return false;
-		break;
-	}
-	case MBX_OP_ARESP:
-		if (w->size > MBX_ATOMIC_MAX_BYTES ||
-		    (f->len != sizeof(*w) && f->len != sizeof(*w) + w->size))
-			return false;
-		break;
-	default:
-		return false;
-	}
-	*out = w;
-	return true;
-}
-
 /* ---- RMA, target side: checked against our registrations first ---- */
 
 static void rma_event(struct mbx_ep *ep, struct mbx_mr *mr, uint64_t kind)
@@ -2149,7 +2041,7 @@ static void drain_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
 			r->corrupt = true;
 			return;
 		}
-		if (!frame_ok(f, &w)) {
+		if (!mbx_frame_ok(f, &w)) {
 			ep->stats.bad_frames++;
 			MBX_WARN(FI_LOG_EP_DATA, "dropped a malformed frame from %s\n",
 				 r->peer->name);
@@ -2166,7 +2058,7 @@ int mbx_deliver_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbu_fr
 {
 	const struct mbx_wire *w;
 
-	if (!frame_ok(f, &w)) {
+	if (!mbx_frame_ok(f, &w)) {
 		MBX_WARN(FI_LOG_EP_DATA, "dropped a malformed frame from %s\n", p->name);
 		ep->stats.bad_frames++;
 		return -1;

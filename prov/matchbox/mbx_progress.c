@@ -2167,6 +2167,8 @@ static void check_liveness(struct mbx_ep *ep)
 			fail_peer(ep, p);
 		if (dead && p->rxslot >= 0)
 			ep->rxslots[p->rxslot].closing = true;
+		else if (dead)
+			mbx_fail_peer(ep, p);	/* nothing of its left to drain */
 	}
 }
 
@@ -2184,6 +2186,11 @@ static void retire_slot(struct mbx_ep *ep, struct mbx_rxslot *r)
 	}
 	if (r->peer) {
 		fail_rx_side(ep, r->peer);
+		/* A sender that died sends nothing more, and its last frames
+		 * are now matched: a receive still aimed at it would wait for
+		 * ever (a rank whose peer crashed would spin on). */
+		if (r->closing)
+			mbx_fail_peer(ep, r->peer);
 		r->peer->rxslot = -1;
 	}
 	atomic_store_explicit(&s->bulk_drained,

@@ -2,7 +2,8 @@
  * process opens an endpoint and is killed while the parent has a large send
  * waiting for it (rendezvous) and a queue of small sends that its full ring
  * holds back. Every one of them must complete with an error within a few
- * seconds. */
+ * seconds. So must a receive aimed at the dead peer, once what it sent
+ * before it died has been matched. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static void open_node_cntr(struct node *n, bool cntr)
 
 	h->fabric_attr->prov_name = strdup("matchbox");
 	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_TAGGED;
+	h->caps = FI_TAGGED | FI_DIRECTED_RECV;
 	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &n->fi), 0);
 	fi_freeinfo(h);
 	cr_assert_eq(fi_fabric(n->fi->fabric_attr, &n->fabric, NULL), 0);
@@ -239,5 +240,122 @@ Test(deadpeer, failed_injects_count_without_cq_entries, .timeout = 60)
 	cr_assert_eq(errors, 0);
 	/* A send with a context still reports its failure. */
 	cr_assert_eq(fi_tsend(me.ep, small, 8, NULL, peer, 3, small), -FI_EHOSTUNREACH);
+	close_node(&me);
+}
+
+/* Waits up to 5 s for one completion; 0 and *e for success, else the
+ * error entry's err. */
+static int wait_one(struct node *n, struct fi_cq_tagged_entry *e, double *took)
+{
+	double start = now();
+
+	while (now() - start < 5) {
+		struct fi_cq_err_entry err = { 0 };
+		ssize_t r = fi_cq_read(n->cq, e, 1);
+
+		if (r == 1) {
+			*took = now() - start;
+			return 0;
+		}
+		if (r == -FI_EAVAIL) {
+			cr_assert_eq(fi_cq_readerr(n->cq, &err, 0), 1);
+			*took = now() - start;
+			e->op_context = err.op_context;
+			return err.err;
+		}
+		cr_assert_eq(r, -FI_EAGAIN);
+	}
+	cr_assert_fail("no completion within 5 s");
+	return -1;
+}
+
+/* The child sends one message to the parent, then dies. The parent's
+ * receive of that message completes with its data; a second receive aimed
+ * at the child, for a message it never sent, fails instead of waiting for
+ * ever, and so does one posted after the death was noticed. */
+Test(deadpeer, receives_aimed_at_a_killed_peer_fail, .timeout = 60)
+{
+	int up[2], down[2];
+	char buf1[16] = "", buf2[16], buf3[16], c;
+	struct fi_cq_tagged_entry e;
+	char child_name[64];
+	struct node me;
+	fi_addr_t peer;
+	double took;
+	pid_t pid;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct node child;
+		char parent_name[64];
+		fi_addr_t parent;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		open_node(&child);
+		if (write(up[1], child.name, sizeof(child.name)) != sizeof(child.name) ||
+		    read(down[0], parent_name, sizeof(parent_name)) != sizeof(parent_name) ||
+		    fi_av_insert(child.av, parent_name, 1, &parent, 0, NULL) != 1 ||
+		    fi_tsend(child.ep, "hello", 6, NULL, parent, 7, NULL) != 0)
+			_exit(1);
+		while (fi_cq_read(child.cq, &e, 1) == -FI_EAGAIN)
+			;
+		if (write(up[1], "s", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(up[0], child_name, sizeof(child_name)), (ssize_t)sizeof(child_name));
+	open_node(&me);
+	cr_assert_eq(fi_av_insert(me.av, child_name, 1, &peer, 0, NULL), 1);
+	cr_assert_eq(write(down[1], me.name, sizeof(me.name)), (ssize_t)sizeof(me.name));
+	cr_assert_eq(read(up[0], &c, 1), 1, "the child's send did not complete");
+	cr_assert_eq(fi_trecv(me.ep, buf1, sizeof(buf1), NULL, peer, 7, 0, buf1), 0);
+	cr_assert_eq(fi_trecv(me.ep, buf2, sizeof(buf2), NULL, peer, 8, 0, buf2), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(wait_one(&me, &e, &took), 0, "the message sent before the death was lost");
+	cr_assert_eq(e.op_context, buf1);
+	cr_assert_str_eq(buf1, "hello");
+	cr_assert_eq(wait_one(&me, &e, &took), FI_EHOSTUNREACH);
+	cr_assert_eq(e.op_context, buf2);
+	cr_assert_lt(took, 3.0, "detection took %.1f s", took);
+	/* Known dead now: a new receive aimed at it fails at once. */
+	cr_assert_eq(fi_trecv(me.ep, buf3, sizeof(buf3), NULL, peer, 9, 0, buf3), 0);
+	cr_assert_eq(wait_one(&me, &e, &took), FI_EHOSTUNREACH);
+	cr_assert_eq(e.op_context, buf3);
+	close_node(&me);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+/* A peer that dies before it sent us anything (it has no ring with us):
+ * a receive aimed at it fails too, and a wildcard receive is left posted. */
+Test(deadpeer, receive_aimed_at_a_silent_killed_peer_fails, .timeout = 60)
+{
+	struct fi_cq_tagged_entry e;
+	struct silent_peer sp;
+	char buf[16], any[16];
+	struct node me;
+	fi_addr_t peer;
+	double took;
+
+	spawn_silent_peer(&sp);
+	open_node(&me);
+	cr_assert_eq(fi_av_insert(me.av, sp.name, 1, &peer, 0, NULL), 1);
+	/* A send makes the peer known to the liveness check, as any
+	 * exchange with it would. */
+	cr_assert_eq(fi_tsend(me.ep, "x", 2, NULL, peer, 1, NULL), 0);
+	cr_assert_eq(wait_one(&me, &e, &took), 0);
+	cr_assert_eq(fi_trecv(me.ep, buf, sizeof(buf), NULL, peer, 5, 0, buf), 0);
+	cr_assert_eq(fi_trecv(me.ep, any, sizeof(any), NULL, FI_ADDR_UNSPEC, 5, 0, any), 0);
+	kill_peer(&sp);
+	cr_assert_eq(wait_one(&me, &e, &took), FI_EHOSTUNREACH);
+	cr_assert_eq(e.op_context, buf);
+	cr_assert_lt(took, 3.0, "detection took %.1f s", took);
+	cr_assert_eq(fi_cancel(&me.ep->fid, any), 0);
 	close_node(&me);
 }

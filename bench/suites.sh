@@ -1,7 +1,9 @@
 #!/bin/bash
 # The usual benchmark suites, built unmodified with our wrappers, Debian's
 # Open MPI and MPICH side by side, and run in one session: the OSU
-# micro-benchmarks 7.x, the Intel MPI Benchmarks and the NAS Parallel
+# micro-benchmarks (7.x, or 5.x whose point-to-point and one-sided
+# programs take no size or iteration options and print every size), the
+# Intel MPI Benchmarks and the NAS Parallel
 # Benchmarks (MPI, Fortran and C). Their sources are not in this tree (CI
 # cannot fetch): give the directories of checkouts made elsewhere
 # (github.com/intel/mpi-benchmarks, an OSU 7.x tarball or mirror, NPB3.4-MPI).
@@ -45,7 +47,8 @@ build() { # suite config
 	local s=$1 c=$2 d=$tmp/$2/$1
 	mkdir -p "$d"
 	case $s in
-	osu) cp -r "$osu/." "$d/src" && (cd "$d/src" && ./configure -q CC="${CC[$c]}" \
+	# cp -a: a copy newer than its configure.ac would make automake run.
+	osu) cp -a "$osu/." "$d/src" && (cd "$d/src" && ./configure -q CC="${CC[$c]}" \
 		CXX="${CXX[$c]}" --prefix="$d/inst" && make -s -j2 && make -s install) ;;
 	imb) cp -r "$imb/." "$d/src" && make -s -C "$d/src" CC="${CC[$c]}" CXX="${CXX[$c]}" \
 		IMB-MPI1 IMB-NBC IMB-RMA ;;
@@ -73,8 +76,14 @@ launch() { # config np test bytes
 	case $s in
 	# Non-blocking collectives call MPI_Test 8 times while they compute
 	# (-t 8): without it no library without a progress thread overlaps.
-	osu) run "$c" "$np" "$(find "$tmp/$c/osu/inst" -name "$p" -type f | head -1)" \
-		-m "$by:$by" -i "$(iters "$np")" -x 100 $([ "${p#osu_i}" != "$p" ] && echo -t 8) ;;
+	osu) local prog
+		prog=$(find "$tmp/$c/osu/inst" -name "$p" -type f | head -1)
+		if [ "$osu_v" -lt 7 ] && [ "${prog#*/collective/}" = "$prog" ]; then
+			run "$c" "$np" "$prog"
+		else
+			run "$c" "$np" "$prog" -m "$by:$by" -i "$(iters "$np")" -x 100 \
+				$([ "${p#osu_i}" != "$p" ] && echo -t 8)
+		fi ;;
 	imb) run "$c" "$np" "$tmp/$c/imb/src/IMB-$(imb_suite "$p")" "$p" -msglog "$(msglog "$by")" \
 		-npmin "$np" -iter "$(iters "$np")" -time 10 ;;
 	npb) run "$c" "$np" "$tmp/$c/npb/src/bin/$p.$class.x" ;;
@@ -103,6 +112,13 @@ extract() { # test bytes
 	npb:*) awk '/Time in seconds/ {print $NF}' ;;
 	esac | sort -g | head -1
 }
+
+# The OSU major version, from its configure script (7 if not found).
+osu_v=7
+if [ -n "$osu" ]; then
+	osu_v=$(sed -n "s/^PACKAGE_VERSION='\([0-9]*\)\..*/\1/p" "$osu/configure" | head -1)
+	osu_v=${osu_v:-7}
+fi
 
 for s in osu imb npb; do
 	[ -n "${!s}" ] || continue

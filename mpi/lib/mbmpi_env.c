@@ -286,6 +286,26 @@ int PMPI_Error_class(int code, int *cls)
 }
 MBMPI_ALIAS(Error_class)
 
+/* The launcher's PMIx server is gone (mpirun killed, its node lost): the
+ * job can never finish, and no one is left to reap or signal this rank, so
+ * it ends here as MPI_Abort would end it, even while it computes without
+ * calling MPI (PMIx's own thread brings the event). PMIx_Finalize takes the
+ * handler away, so a rank that finished normally never sees it. */
+static void mbmpi_lost_server(size_t id, pmix_status_t st, const pmix_proc_t *src,
+			      pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+			      size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+			      void *cbdata)
+{
+	static const char msg[] = "matchbox mpi: lost the launcher (PMIx server); ending this rank\n";
+
+	(void)id, (void)st, (void)src, (void)info, (void)ninfo, (void)results;
+	(void)nresults, (void)cbfunc, (void)cbdata;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(1);
+}
+
 static _Noreturn void mbmpi_die(int code)
 {
 	if (mbmpi_pmix)
@@ -952,6 +972,14 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 			return MPI_ERR_OTHER;
 		}
 		mbmpi_pmix = true;
+		{
+			pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
+
+			if (PMIx_Register_event_handler(&lost, 1, NULL, 0, mbmpi_lost_server,
+							NULL, NULL) < 0)
+				fprintf(stderr, "matchbox mpi: cannot watch the launcher's "
+					"connection; this rank will outlive a killed mpirun\n");
+		}
 		PMIX_PROC_LOAD(&wild, mbmpi_proc.nspace, PMIX_RANK_WILDCARD);
 		if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_SUCCESS) {
 			fprintf(stderr, "matchbox mpi: PMIx has no job size\n");

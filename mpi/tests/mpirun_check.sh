@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mpirun's contract: PMIx exchange at 1..8 ranks (8 oversubscribes this
 # machine), exit codes, a rank killed by a signal, a rank that never
-# finalizes, abort, --timeout, SIGTERM forwarding, -x and --tag-output; each
+# finalizes, abort, --timeout, SIGTERM forwarding, ranks that outlive a
+# killed mpirun, -x and --tag-output; each
 # with the expected status, within the expected time, and no rank process or
 # temporary directory left behind. Usage: mpirun_check.sh MPIRUN PMIX_RANKS
 set -uo pipefail
@@ -57,6 +58,33 @@ if [ $rc = 143 ] && [ $(( $(date +%s) - t0 )) -le 3 ] && [ "$(pgrep -x "$pname" 
   echo "ok   SIGTERM reaches the ranks (status $rc)"
 else
   echo "FAIL SIGTERM: status $rc"; pkill -9 -x "$pname"; fails=$((fails + 1))
+fi
+# A killed mpirun cannot end its ranks: each must notice the lost PMIx
+# server and end by itself, even one that never calls MPI again. What the
+# killed launcher could not clean up (its directory, the ranks' segments,
+# which the provider's next endpoint on this node would reap) is removed
+# here, so the checks below count only the rest.
+# Only libmpi watches the server (t_launch is the MPI program; pmix_ranks
+# is PMIx alone).
+if [ "$pname" = t_launch ]; then
+  n=$((n + 1))
+  dirs_pre=$(rundirs)
+  "$mpirun" -n 3 "$prog" sleep >/tmp/mpirun_check.out 2>&1 &
+  pid=$!
+  sleep 1.5
+  ranks=$(pgrep -x "$pname")
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  for _ in $(seq 50); do [ "$(pgrep -x "$pname" | wc -l)" = 0 ] && break; sleep 0.1; done
+  left=$(pgrep -x "$pname" | wc -l)
+  if [ "$left" = 0 ]; then
+    echo "ok   the ranks of a killed mpirun end by themselves"
+  else
+    echo "FAIL $left ranks outlive a killed mpirun"; pkill -9 -x "$pname"; fails=$((fails + 1))
+  fi
+  # Segments are named mbx-UID-PID-...: those of this job's ranks.
+  for r in $ranks; do rm -f /dev/shm/mbx-"$(id -u)-$r"-*; done
+  comm -13 <(echo "$dirs_pre") <(rundirs) | grep . | xargs -r rm -rf
 fi
 check "-x and --tag-output" 0 10 "$mpirun" -n 2 -x MBX_CHECK=forwarded --tag-output sh -c 'echo "$MBX_CHECK"'
 expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"

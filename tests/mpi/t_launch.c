@@ -1,7 +1,9 @@
 /*
  * An MPI program that misbehaves on request, for the launcher's contract
  * (mpi/tests/mpirun_check.sh drives it the way it drives pmix_ranks):
- *   ok | exit CODE RANK | kill RANK | nofinalize RANK | abort CODE | hang
+ *   ok | exit CODE RANK | kill RANK | nofinalize RANK | abort CODE | hang | sleep
+ * ("sleep": every rank sleeps for ever without calling MPI, as one that
+ * computes would, for the check that a killed mpirun's ranks end.)
  */
 #include <mpi.h>
 #include <signal.h>
@@ -33,6 +35,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "hang"))
 		for (;;)
 			MPI_Barrier(MPI_COMM_WORLD);
+	if (!strcmp(mode, "sleep"))
+		for (;;)
+			sleep(1);
 	/* The others wait in a collective that can never finish, as a real job would. */
 	if (strcmp(mode, "ok")) {
 		if (!strcmp(mode, "exit") || !strcmp(mode, "kill") || !strcmp(mode, "nofinalize") ||

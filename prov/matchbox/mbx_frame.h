@@ -22,7 +22,6 @@ static inline size_t mbx_atomic_bufs(uint8_t kind, uint8_t op)
 	return (op != FI_ATOMIC_READ) + (kind == MBU_ATOMIC_COMPARE);
 }
 
-
 /* True, with *out set, if `f` is a frame this version writes: its kind,
  * magic and version, a known op, and a length that is exactly what its
  * header says follows it (sizes within their limits). The ring or the net

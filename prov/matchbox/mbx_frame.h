@@ -45,7 +45,20 @@ static inline bool mbx_frame_ok(const struct mbu_frame *f, const struct mbx_wire
 		return false;
 	switch (w->op) {
 	case MBX_OP_EAGER:
+	case MBX_OP_DATA:
+	case MBX_OP_RDATA:
+		/* Payload after the header; a size near 2^64 wraps the sum
+		 * below a header's length, which f->len never is. */
 		if (f->len != sizeof(*w) + w->size)
+			return false;
+		break;
+	case MBX_OP_CTS:
+	case MBX_OP_FIN:
+	case MBX_OP_ACK:
+	case MBX_OP_RERR:
+	case MBX_OP_WACK:
+	case MBX_OP_KEY:
+		if (f->len != sizeof(*w))
 			return false;
 		break;
 	case MBX_OP_RTS: {
@@ -65,16 +78,6 @@ static inline bool mbx_frame_ok(const struct mbu_frame *f, const struct mbx_wire
 			return false;
 		break;
 	}
-	case MBX_OP_CTS:
-	case MBX_OP_FIN:
-	case MBX_OP_ACK:
-		if (f->len != sizeof(*w))
-			return false;
-		break;
-	case MBX_OP_DATA:
-		if (f->len != sizeof(*w) + w->size)
-			return false;
-		break;
 	case MBX_OP_WRITE:
 		/* The size bound first: the sum below wraps for a size near
 		 * 2^64 and would then match a frame shorter than its header. */
@@ -86,16 +89,6 @@ static inline bool mbx_frame_ok(const struct mbu_frame *f, const struct mbx_wire
 	case MBX_OP_READ:
 		if (f->len != sizeof(*w) + sizeof(struct mbx_wire_rma) ||
 		    w->size > MBX_MAX_MSG_SIZE || w->data > MBX_MAX_MSG_SIZE)
-			return false;
-		break;
-	case MBX_OP_RDATA:
-		if (f->len != sizeof(*w) + w->size)
-			return false;
-		break;
-	case MBX_OP_RERR:
-	case MBX_OP_WACK:
-	case MBX_OP_KEY:
-		if (f->len != sizeof(*w))
 			return false;
 		break;
 	case MBX_OP_RAILS:

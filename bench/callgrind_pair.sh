@@ -19,6 +19,8 @@
 # (a model, not this CPU, but the same every run) and a second table gives
 # per message the first-level data misses, last-level misses and
 # mispredicted branches: what instruction counts leave out.
+# CG_BYTES=0 (0 to 8) sets the message size of the default, blocking and
+# posted loops: the 0-byte latency row's path.
 # CG_CONFIGS="tagged host" limits the run to our engines named there (no
 # Open MPI rows), to compare two builds of ours quickly.
 # usage: bench/callgrind_pair.sh [BUILD_DIR] [N] [blocking|posted|idle|vectorK]
@@ -27,6 +29,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 n=${2:-32}
 mode=${3:-}  # blocking, posted, idle, vectorK or nothing (see above)
+bytes=${CG_BYTES:-8}
+args="$n ${mode:-default} $bytes"
 tmp=$(mktemp -d /tmp/cgpair.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 out=$here/results
@@ -44,14 +48,14 @@ run() { # config
 	case $1 in
 	tagged | host)
 		MATCHBOX_MPI_ENGINE=$1 "$b/mpi/mpirun" -n 2 --timeout 300 -x MATCHBOX_MPI_ENGINE \
-			$(vg "$1") "$tmp/cg.ours" "$n" $mode ;;
+			$(vg "$1") "$tmp/cg.ours" $args ;;
 	ompi-ob1)
 		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml ob1 \
-			$(vg "$1") "$tmp/cg.ompi" "$n" $mode ;;
+			$(vg "$1") "$tmp/cg.ompi" $args ;;
 	ompi-cm)
 		timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 --mca pml cm \
 			--mca mtl ofi --mca mtl_ofi_provider_include matchbox \
-			-x FI_PROVIDER_PATH="$b/prov/matchbox" $(vg "$1") "$tmp/cg.ompi" "$n" $mode ;;
+			-x FI_PROVIDER_PATH="$b/prov/matchbox" $(vg "$1") "$tmp/cg.ompi" $args ;;
 	esac >/dev/null 2>&1
 }
 
@@ -88,7 +92,7 @@ configs=(${CG_CONFIGS:-tagged host})
 {
 	printf "instructions per %s (N=%d, steady state%s), by library\n" \
 		"$(case $mode in vector*) echo "${mode#vector}-double vector message" ;;
-		   idle) echo "MPI_Test that finds nothing" ;; *) echo 8-byte message ;; esac)" \
+		   idle) echo "MPI_Test that finds nothing" ;; *) echo "$bytes-byte message" ;; esac)" \
 		"$n" "${mode:+, $mode}"
 	printf "%-9s %-8s %9s %9s %9s %9s %9s %9s\n" config side total mpi provider libfabric libc other
 	for c in "${configs[@]}"; do
@@ -130,4 +134,4 @@ configs=(${CG_CONFIGS:-tagged host})
 			}' "$f"
 		done
 	done
-} | tee "$out/callgrind_pair${mode:+_$mode}$([ "${CG_CACHE:-0}" = 1 ] && echo _cache).txt"
+} | tee "$out/callgrind_pair${mode:+_$mode}$([ "$bytes" = 8 ] || echo "_${bytes}B")$([ "${CG_CACHE:-0}" = 1 ] && echo _cache).txt"

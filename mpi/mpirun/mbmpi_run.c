@@ -7,7 +7,9 @@
  * connected to PMIx and exited without finalizing, ends the whole job within
  * about two seconds with a message naming the rank; PMIx_Abort (MPI_Abort)
  * ends every rank and mpirun exits with its code; SIGINT and SIGTERM are
- * passed on to the ranks. */
+ * passed on to the ranks. With --bind-to, each rank is bound (through hwloc,
+ * before it starts) to one core, NUMA node or package of those mpirun may
+ * use, by its index on its host, round robin. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -55,6 +58,11 @@ static struct {
 	int ppn;                /* ranks per host with --host-prefix */
 	const char *host_prefix;/* command words before each rank's, %h = host */
 	const char *pmix_if;    /* interface the PMIx server listens on */
+	hwloc_topology_t topo;  /* loaded with --bind-to */
+	hwloc_obj_type_t bind_type;
+	const char *bind_name;  /* as --bind-to named it */
+	int nbind;              /* objects of bind_type mpirun may use; 0: no binding */
+	bool report_bindings;
 } job;
 
 static void wake_main(void)
@@ -173,6 +181,8 @@ static void usage(void)
 		"program [args...]\n"
 		"       [--ppn P --host-prefix 'WORDS %%h'] [--pmix-if IFACE]  (ranks on several hosts:\n"
 		"        rank r runs behind WORDS with %%h = r / P; the PMIx server listens on IFACE)\n"
+		"       [--bind-to core|numa|socket|hwthread|none] [--report-bindings]  (bind each\n"
+		"        rank by its index on its host, round robin; none by default)\n"
 		"       mpirun --params   (the MATCHBOX_MPI_* variables of libmpi)\n");
 	exit(2);
 }
@@ -201,6 +211,61 @@ static void exec_on_host(int host, char **cmd, char **env)
 	execvpe(argv[0], argv, env);
 	fprintf(stderr, "mpirun: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* Loads the topology and counts the objects ranks bind to. Only what mpirun
+ * may use counts (what its cgroup and its own binding allow), so a job
+ * started inside a Slurm allocation or under taskset stays in it. */
+static int bind_setup(const char *what)
+{
+	static const struct { const char *name; hwloc_obj_type_t type; } kinds[] = {
+		{"core", HWLOC_OBJ_CORE}, {"numa", HWLOC_OBJ_NUMANODE},
+		{"socket", HWLOC_OBJ_PACKAGE}, {"package", HWLOC_OBJ_PACKAGE},
+		{"hwthread", HWLOC_OBJ_PU},
+	};
+	size_t k;
+
+	if (!strcmp(what, "none"))
+		return 0;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (!strcmp(what, kinds[k].name))
+			break;
+	if (k == sizeof(kinds) / sizeof(kinds[0])) {
+		fprintf(stderr, "mpirun: --bind-to takes core, numa, socket, hwthread or none, "
+			"not '%s'\n", what);
+		return -1;
+	}
+	if (hwloc_topology_init(&job.topo) ||
+	    hwloc_topology_set_flags(job.topo, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+						 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING) ||
+	    hwloc_topology_load(job.topo)) {
+		fprintf(stderr, "mpirun: cannot read this machine's topology (hwloc)\n");
+		return -1;
+	}
+	job.bind_type = kinds[k].type;
+	job.bind_name = kinds[k].name;
+	job.nbind = hwloc_get_nbobjs_by_type(job.topo, job.bind_type);
+	if (job.nbind <= 0) {
+		/* A machine that reports no such level (a NUMA node on some
+		 * virtual machines) runs unbound rather than not at all. */
+		fprintf(stderr, "mpirun: no %s here to bind to; ranks run unbound\n", what);
+		job.nbind = 0;
+	}
+	return 0;
+}
+
+/* The index of the object a rank binds to: its index on its host, round robin. */
+static int bind_index(int rank)
+{
+	return rank % (job.host_prefix && job.ppn > 0 ? job.ppn : job.n) % job.nbind;
+}
+
+/* The cpuset of the object a rank binds to, or NULL when ranks run unbound. */
+static hwloc_const_cpuset_t bind_set(int rank)
+{
+	if (!job.nbind)
+		return NULL;
+	return hwloc_get_obj_by_type(job.topo, job.bind_type, (unsigned)bind_index(rank))->cpuset;
 }
 
 static void list_params(void)
@@ -363,6 +428,12 @@ int main(int argc, char **argv)
 			job.pmix_if = argv[++a];
 		else if (!strcmp(argv[a], "--tag-output"))
 			job.tag_output = true;
+		else if ((!strcmp(argv[a], "--bind-to") || !strcmp(argv[a], "-bind-to")) &&
+			 a + 1 < argc) {
+			if (bind_setup(argv[++a]))
+				return 2;
+		} else if (!strcmp(argv[a], "--report-bindings"))
+			job.report_bindings = true;
 		else if (!strcmp(argv[a], "--timeout") && a + 1 < argc)
 			job.timeout = atof(argv[++a]);
 		else if (!strcmp(argv[a], "--"))
@@ -372,6 +443,13 @@ int main(int argc, char **argv)
 	}
 	if (a >= argc || job.n < 1 || job.n > 4096)
 		usage();
+	/* Several ranks to a NUMA node or a package is what those are for;
+	 * several to a core or a hardware thread is oversubscription. */
+	if (job.nbind && (job.bind_type == HWLOC_OBJ_CORE || job.bind_type == HWLOC_OBJ_PU) &&
+	    (job.host_prefix && job.ppn > 0 ? job.ppn : job.n) > job.nbind)
+		fprintf(stderr, "mpirun: %d ranks per host and %d %s%s to bind to: several ranks "
+			"share each\n", job.host_prefix && job.ppn > 0 ? job.ppn : job.n, job.nbind,
+			job.bind_name, job.nbind > 1 ? "s" : "");
 	job.r = calloc((size_t)job.n, sizeof(*job.r));
 	if (pipe(job.wake))
 		return 1;
@@ -451,6 +529,10 @@ int main(int argc, char **argv)
 			}
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
+			/* Bound before exec, so the rank's first touch of memory
+			 * and every thread it starts are already in place. */
+			if (bind_set(i) && hwloc_set_cpubind(job.topo, bind_set(i), HWLOC_CPUBIND_PROCESS))
+				fprintf(stderr, "mpirun: cannot bind rank %d: %s\n", i, strerror(errno));
 			if (job.host_prefix)
 				exec_on_host(i / (job.ppn > 0 ? job.ppn : job.n), argv + a, env);
 			execvpe(argv[a], argv + a, env);
@@ -460,6 +542,16 @@ int main(int argc, char **argv)
 		if (job.tag_output) {
 			close(r->out[1]);
 			close(r->err[1]);
+		}
+		if (job.report_bindings) {
+			char *list = NULL;
+
+			if (!bind_set(i))
+				fprintf(stderr, "mpirun: rank %d not bound\n", i);
+			else if (hwloc_bitmap_list_asprintf(&list, bind_set(i)) >= 0)
+				fprintf(stderr, "mpirun: rank %d bound to %s %d (cpus %s)\n", i,
+					job.bind_name, bind_index(i), list);
+			free(list);
 		}
 		PMIX_ARGV_FREE(env);
 	}
@@ -552,6 +644,8 @@ int main(int argc, char **argv)
 		}
 		mbu_shm_reap(prefix);
 	}
+	if (job.topo)
+		hwloc_topology_destroy(job.topo);
 	free(xvars);
 	return code;
 }

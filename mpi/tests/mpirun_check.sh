@@ -2,7 +2,7 @@
 # mpirun's contract: PMIx exchange at 1..8 ranks (8 oversubscribes this
 # machine), exit codes, a rank killed by a signal, a rank that never
 # finalizes, abort, --timeout, SIGTERM forwarding, ranks that outlive a
-# killed mpirun, -x and --tag-output; each
+# killed mpirun, -x and --tag-output, --bind-to; each
 # with the expected status, within the expected time, and no rank process or
 # temporary directory left behind. Usage: mpirun_check.sh MPIRUN PMIX_RANKS
 set -uo pipefail
@@ -89,6 +89,33 @@ fi
 check "-x and --tag-output" 0 10 "$mpirun" -n 2 -x MBX_CHECK=forwarded --tag-output sh -c 'echo "$MBX_CHECK"'
 expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"
 expect_out "rank 1 output tagged" "\[1,1\]<stdout>:forwarded"
+# Binding: each rank's allowed CPUs as the kernel reports them.
+cpus_of() { # rank -> its Cpus_allowed_list in the last output
+  sed -n "s/^\[1,$1\]<stdout>:Cpus_allowed_list:[[:space:]]*//p" /tmp/mpirun_check.out
+}
+show_cpus='grep Cpus_allowed_list /proc/self/status'
+mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+check "unbound by default" 0 10 "$mpirun" -n 2 --tag-output sh -c "$show_cpus"
+n=$((n + 1))
+if [ "$(cpus_of 0)" = "$mine" ] && [ "$(cpus_of 1)" = "$mine" ]; then echo "ok   ranks keep mpirun's CPUs ($mine)"
+else echo "FAIL unbound ranks have '$(cpus_of 0)' and '$(cpus_of 1)', not '$mine'"; fails=$((fails + 1)); fi
+check "--bind-to core" 0 10 "$mpirun" -n 2 --bind-to core --report-bindings --tag-output sh -c "$show_cpus"
+n=$((n + 1))
+c0=$(cpus_of 0) c1=$(cpus_of 1)
+if [ "$(nproc)" -ge 2 ] && { [ "$c0" = "$c1" ] || [ "$c0" = "$mine" ]; }; then
+  echo "FAIL bound ranks have CPUs '$c0' and '$c1' of '$mine'"; fails=$((fails + 1))
+elif ! grep -q "rank 1 bound to core 1 (cpus $c1)" /tmp/mpirun_check.out; then
+  echo "FAIL --report-bindings does not say rank 1 has '$c1'"; fails=$((fails + 1))
+else echo "ok   one core each ($c0 and $c1), as reported"; fi
+last=$(taskset -pc $$ | sed 's/.*: //; s/.*[-,]//')  # the last CPU this shell may use
+check "--bind-to core stays inside mpirun's own binding" 0 10 taskset -c "$last" "$mpirun" -n 2 \
+  --bind-to core --tag-output sh -c "$show_cpus"
+n=$((n + 1))
+if [ "$(cpus_of 0)" = "$last" ] && [ "$(cpus_of 1)" = "$last" ]; then echo "ok   both ranks on CPU $last"
+else echo "FAIL ranks under taskset -c $last have '$(cpus_of 0)' and '$(cpus_of 1)'"; fails=$((fails + 1)); fi
+check "--bind-to with a bad word starts nothing" 2 5 "$mpirun" -n 2 --bind-to cores sh -c 'echo started'
+n=$((n + 1))
+if grep -q started /tmp/mpirun_check.out; then echo "FAIL a rank started"; fails=$((fails + 1)); else echo "ok   no rank started"; fi
 n=$((n + 1))
 left_dirs=$(comm -13 <(echo "$rundirs_before") <(rundirs) | grep . || true)
 if [ -n "$left_dirs" ]; then echo "FAIL temporary directories left: $left_dirs"; fails=$((fails + 1)); else echo "ok   no temporary directories left"; fi

@@ -1,8 +1,10 @@
-/* mpirun: the single-node launcher of Matchbox MPI. It is a PMIx server
- * (the host side of libpmix): it registers one namespace for the job, forks
- * the ranks with the environment PMIx_server_setup_fork gives them, answers
- * their fences itself (every participant is local, so the data the PMIx
- * library collected is already everything), and watches them. The job ends
+/* mpirun: the launcher of Matchbox MPI. It is a PMIx server (the host side
+ * of libpmix): it registers one namespace for the job, describing where
+ * each rank is (one host, or hosts of --ppn ranks each that --host-prefix
+ * reaches), forks the ranks with the environment PMIx_server_setup_fork
+ * gives them, answers their fences itself (every rank, on any host, is this
+ * one server's client, so the data the PMIx library collected is already
+ * everything), and watches them. The job ends
  * with the first non-zero rank status; a rank killed by a signal, or one that
  * connected to PMIx and exited without finalizing, ends the whole job within
  * about two seconds with a message naming the rank; PMIx_Abort (MPI_Abort)
@@ -213,6 +215,12 @@ static void exec_on_host(int host, char **cmd, char **env)
 	_exit(127);
 }
 
+/* Ranks per host: all of them on one host unless --host-prefix spreads them. */
+static int per_host(void)
+{
+	return job.host_prefix && job.ppn > 0 ? job.ppn : job.n;
+}
+
 /* Loads the topology and counts the objects ranks bind to. Only what mpirun
  * may use counts (what its cgroup and its own binding allow), so a job
  * started inside a Slurm allocation or under taskset stays in it. */
@@ -257,7 +265,7 @@ static int bind_setup(const char *what)
 /* The index of the object a rank binds to: its index on its host, round robin. */
 static int bind_index(int rank)
 {
-	return rank % (job.host_prefix && job.ppn > 0 ? job.ppn : job.n) % job.nbind;
+	return rank % per_host() % job.nbind;
 }
 
 /* The cpuset of the object a rank binds to, or NULL when ranks run unbound. */
@@ -278,44 +286,149 @@ static void list_params(void)
 	exit(0);
 }
 
+/* The name PMIx gives host h. One host is this one. Across hosts, the
+ * host-prefix word that holds %h names it ("ssh node%h" gives node0, as the
+ * host calls itself; "ip netns exec mbx-h%h" gives mbx-h0; of a VAR=value
+ * word, the value), else host<h>. */
+static void host_name(int h, char *out, size_t len)
+{
+	const char *w = job.host_prefix, *mark, *end;
+
+	if (!w) {
+		if (gethostname(out, len - 1))
+			snprintf(out, len, "localhost");
+		out[len - 1] = 0;
+		return;
+	}
+	mark = strstr(w, "%h");
+	if (!mark) {
+		snprintf(out, len, "host%d", h);
+		return;
+	}
+	while (mark > w && mark[-1] != ' ' && mark[-1] != '=')
+		mark--;
+	end = strchr(mark, ' ');
+	end = end ? end : mark + strlen(mark);
+	{
+		char word[256], *at;
+
+		snprintf(word, sizeof(word), "%.*s", (int)(end - mark), mark);
+		at = strstr(word, "%h");
+		snprintf(out, len, "%.*s%d%s", (int)(at - word), word, h, at + 2);
+	}
+}
+
+/* One info list element holding an array (a node's or a process's data). */
+static pmix_status_t add_array(void *list, const char *key, void *sub)
+{
+	pmix_data_array_t arr;
+	pmix_status_t ret = PMIx_Info_list_convert(sub, &arr);
+
+	PMIx_Info_list_release(sub);
+	if (ret == PMIX_SUCCESS)
+		ret = PMIx_Info_list_add(list, key, &arr, PMIX_DATA_ARRAY);
+	PMIX_DATA_ARRAY_DESTRUCT(&arr);
+	return ret;
+}
+
+/* Describes the job to PMIx: its size, its hosts (one, or those
+ * --host-prefix spreads ranks over, --ppn each) and where each rank is, so
+ * that a library asking for its local rank, its node's peers or the
+ * number of nodes gets the truth on every host. */
 static int register_job(void)
 {
-	char host[256] = "localhost", peers[8192] = "", *node_regex = NULL, *ppn = NULL;
-	pmix_info_t *info;
+	int ppn = per_host(), hosts = (job.n + ppn - 1) / ppn, i, ret = PMIX_SUCCESS;
+	size_t nodes_len = 1, procs_len = 1;
+	char *nodes_str, *procs_str, *node_regex = NULL, *proc_regex = NULL, name[256];
+	void *list = PMIx_Info_list_start();
+	pmix_data_array_t darr = {0};
 	_Atomic int done = 0;
-	uint32_t n = (uint32_t)job.n;
-	size_t k = 0;
-	int i, ret;
+	uint32_t n = (uint32_t)job.n, nh = (uint32_t)hosts;
 
-	gethostname(host, sizeof(host) - 1);
-	for (i = 0; i < job.n; i++) {
-		size_t l = strlen(peers);
+	nodes_len += (size_t)hosts * sizeof(name);
+	procs_len += (size_t)job.n * 12;
+	nodes_str = calloc(1, nodes_len);
+	procs_str = calloc(1, procs_len);
+	if (!list || !nodes_str || !procs_str)
+		goto fail;
+	for (int h = 0; h < hosts; h++) {
+		size_t l = strlen(nodes_str);
 
-		snprintf(peers + l, sizeof(peers) - l, "%s%d", i ? "," : "", i);
+		host_name(h, name, sizeof(name));
+		snprintf(nodes_str + l, nodes_len - l, "%s%s", h ? "," : "", name);
+		for (i = h * ppn; i < job.n && i < (h + 1) * ppn; i++) {
+			l = strlen(procs_str);
+			snprintf(procs_str + l, procs_len - l, "%s%d",
+				 i == h * ppn ? (h ? ";" : "") : ",", i);
+		}
 	}
-	if (PMIx_generate_regex(host, &node_regex) != PMIX_SUCCESS ||
-	    PMIx_generate_ppn(peers, &ppn) != PMIX_SUCCESS) {
-		fprintf(stderr, "mpirun: cannot describe the job to PMIx\n");
-		return -1;
+	if (PMIx_generate_regex(nodes_str, &node_regex) != PMIX_SUCCESS ||
+	    PMIx_generate_ppn(procs_str, &proc_regex) != PMIX_SUCCESS)
+		goto fail;
+	ret |= PMIx_Info_list_add(list, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
+	ret |= PMIx_Info_list_add(list, PMIX_JOB_SIZE, &n, PMIX_UINT32);
+	ret |= PMIx_Info_list_add(list, PMIX_MAX_PROCS, &n, PMIX_UINT32);
+	ret |= PMIx_Info_list_add(list, PMIX_NUM_NODES, &nh, PMIX_UINT32);
+	ret |= PMIx_Info_list_add(list, PMIX_NODE_MAP, node_regex, PMIX_REGEX);
+	ret |= PMIx_Info_list_add(list, PMIX_PROC_MAP, proc_regex, PMIX_REGEX);
+	for (int h = 0; h < hosts && ret == PMIX_SUCCESS; h++) {
+		void *node = PMIx_Info_list_start();
+		uint32_t id = (uint32_t)h, first = (uint32_t)(h * ppn);
+		uint32_t local = (uint32_t)((h + 1) * ppn < job.n ? ppn : job.n - h * ppn);
+		char peers[8192] = "";
+
+		for (i = 0; i < (int)local; i++) {
+			size_t l = strlen(peers);
+
+			snprintf(peers + l, sizeof(peers) - l, "%s%u", i ? "," : "", first + (uint32_t)i);
+		}
+		host_name(h, name, sizeof(name));
+		ret |= PMIx_Info_list_add(node, PMIX_NODEID, &id, PMIX_UINT32);
+		ret |= PMIx_Info_list_add(node, PMIX_HOSTNAME, name, PMIX_STRING);
+		ret |= PMIx_Info_list_add(node, PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
+		ret |= PMIx_Info_list_add(node, PMIX_NODE_SIZE, &local, PMIX_UINT32);
+		ret |= PMIx_Info_list_add(node, PMIX_LOCALLDR, &first, PMIX_PROC_RANK);
+		ret |= PMIx_Info_list_add(node, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+		ret |= add_array(list, PMIX_NODE_INFO_ARRAY, node);
 	}
-	PMIX_INFO_CREATE(info, 8);
-	PMIX_INFO_LOAD(&info[k], PMIX_UNIV_SIZE, &n, PMIX_UINT32); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_JOB_SIZE, &n, PMIX_UINT32); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_LOCAL_SIZE, &n, PMIX_UINT32); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_NODE_SIZE, &n, PMIX_UINT32); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_MAX_PROCS, &n, PMIX_UINT32); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_LOCAL_PEERS, peers, PMIX_STRING); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_NODE_MAP, node_regex, PMIX_REGEX); k++;
-	PMIX_INFO_LOAD(&info[k], PMIX_PROC_MAP, ppn, PMIX_REGEX); k++;
-	ret = PMIx_server_register_nspace(job.nspace, job.n, info, k, done_cb, (void *)&done);
+	for (i = 0; i < job.n && ret == PMIX_SUCCESS; i++) {
+		void *proc = PMIx_Info_list_start();
+		pmix_rank_t rank = (pmix_rank_t)i;
+		uint16_t lrank = (uint16_t)(i % ppn);
+		uint32_t id = (uint32_t)(i / ppn);
+
+		host_name(i / ppn, name, sizeof(name));
+		ret |= PMIx_Info_list_add(proc, PMIX_RANK, &rank, PMIX_PROC_RANK);
+		ret |= PMIx_Info_list_add(proc, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+		ret |= PMIx_Info_list_add(proc, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+		ret |= PMIx_Info_list_add(proc, PMIX_NODEID, &id, PMIX_UINT32);
+		ret |= PMIx_Info_list_add(proc, PMIX_HOSTNAME, name, PMIX_STRING);
+		ret |= add_array(list, PMIX_PROC_INFO_ARRAY, proc);
+	}
+	if (ret != PMIX_SUCCESS || PMIx_Info_list_convert(list, &darr) != PMIX_SUCCESS)
+		goto fail;
+	ret = PMIx_server_register_nspace(job.nspace, job.n, darr.array, darr.size, done_cb,
+					  (void *)&done);
 	if (ret == PMIX_SUCCESS)
 		wait_flag(&done);
 	else if (ret != PMIX_OPERATION_SUCCEEDED)
 		fprintf(stderr, "mpirun: registering the job failed: %s\n", PMIx_Error_string(ret));
-	PMIX_INFO_FREE(info, k);
+	PMIX_DATA_ARRAY_DESTRUCT(&darr);
+	PMIx_Info_list_release(list);
 	free(node_regex);
-	free(ppn);
+	free(proc_regex);
+	free(nodes_str);
+	free(procs_str);
 	return ret == PMIX_SUCCESS || ret == PMIX_OPERATION_SUCCEEDED ? 0 : -1;
+fail:
+	fprintf(stderr, "mpirun: cannot describe the job to PMIx\n");
+	if (list)
+		PMIx_Info_list_release(list);
+	free(node_regex);
+	free(proc_regex);
+	free(nodes_str);
+	free(procs_str);
+	return -1;
 }
 
 /* Copy a child's output to ours, each line prefixed with its rank. */
@@ -446,9 +559,9 @@ int main(int argc, char **argv)
 	/* Several ranks to a NUMA node or a package is what those are for;
 	 * several to a core or a hardware thread is oversubscription. */
 	if (job.nbind && (job.bind_type == HWLOC_OBJ_CORE || job.bind_type == HWLOC_OBJ_PU) &&
-	    (job.host_prefix && job.ppn > 0 ? job.ppn : job.n) > job.nbind)
+	    per_host() > job.nbind)
 		fprintf(stderr, "mpirun: %d ranks per host and %d %s%s to bind to: several ranks "
-			"share each\n", job.host_prefix && job.ppn > 0 ? job.ppn : job.n, job.nbind,
+			"share each\n", per_host(), job.nbind,
 			job.bind_name, job.nbind > 1 ? "s" : "");
 	job.r = calloc((size_t)job.n, sizeof(*job.r));
 	if (pipe(job.wake))

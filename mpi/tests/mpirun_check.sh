@@ -2,7 +2,8 @@
 # mpirun's contract: PMIx exchange at 1..8 ranks (8 oversubscribes this
 # machine), exit codes, a rank killed by a signal, a rank that never
 # finalizes, abort, --timeout, SIGTERM forwarding, ranks that outlive a
-# killed mpirun, -x and --tag-output, --bind-to; each
+# killed mpirun, -x and --tag-output, what PMIx says of where ranks are
+# (one host and several), --bind-to; each
 # with the expected status, within the expected time, and no rank process or
 # temporary directory left behind. Usage: mpirun_check.sh MPIRUN PMIX_RANKS
 set -uo pipefail
@@ -89,6 +90,17 @@ fi
 check "-x and --tag-output" 0 10 "$mpirun" -n 2 -x MBX_CHECK=forwarded --tag-output sh -c 'echo "$MBX_CHECK"'
 expect_out "rank 0 output tagged" "\[1,0\]<stdout>:forwarded"
 expect_out "rank 1 output tagged" "\[1,1\]<stdout>:forwarded"
+# Where PMIx says each rank is, on one host and spread over three by
+# --ppn 2 (the prefix only sets a variable: every "host" is this one);
+# pmix_ranks asks.
+if [ "$pname" = pmix_ranks ]; then
+  check "PMIx: one host" 0 10 "$mpirun" -n 2 "$prog" where
+  expect_out "rank 1 is local rank 1 of the only node" "where 1 lrank 1 nrank 1 node 0 host $(hostname) peers 0,1 nodes 1"
+  check "PMIx: 5 ranks on 3 hosts" 0 10 "$mpirun" -n 5 --ppn 2 --host-prefix 'env MBX_HOST=node%h' "$prog" where
+  expect_out "rank 0 on node0 with rank 1" "where 0 lrank 0 nrank 0 node 0 host node0 peers 0,1 nodes 3"
+  expect_out "rank 3 is local rank 1 on node1" "where 3 lrank 1 nrank 1 node 1 host node1 peers 2,3 nodes 3"
+  expect_out "rank 4 alone on node2" "where 4 lrank 0 nrank 0 node 2 host node2 peers 4 nodes 3"
+fi
 # Binding: each rank's allowed CPUs as the kernel reports them.
 cpus_of() { # rank -> its Cpus_allowed_list in the last output
   sed -n "s/^\[1,$1\]<stdout>:Cpus_allowed_list:[[:space:]]*//p" /tmp/mpirun_check.out

@@ -1,7 +1,9 @@
 /* A PMIx client used to test mpirun: each rank publishes a value, fences,
  * and checks every other rank's value; then it behaves as argv[1] asks, to
  * exercise the launcher's handling of exits, signals and aborts:
- *   ok | exit CODE RANK | kill RANK | nofinalize RANK | abort CODE | hang */
+ *   ok | exit CODE RANK | kill RANK | nofinalize RANK | abort CODE | hang |
+ *   where (prints where PMIx says the rank is: its local rank, node and
+ *   node's peers, the number of nodes) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,31 @@
 #include <unistd.h>
 
 #include <pmix.h>
+
+/* One line: "where R lrank L nrank N node I host H peers P nodes K". */
+static int where(const pmix_proc_t *me)
+{
+	pmix_proc_t wild;
+	pmix_value_t *lr = NULL, *nr = NULL, *id = NULL, *host = NULL, *peers = NULL, *nodes = NULL;
+	int bad;
+
+	PMIX_PROC_LOAD(&wild, me->nspace, PMIX_RANK_WILDCARD);
+	bad = PMIx_Get(me, PMIX_LOCAL_RANK, NULL, 0, &lr) || lr->type != PMIX_UINT16 ||
+	      PMIx_Get(me, PMIX_NODE_RANK, NULL, 0, &nr) || nr->type != PMIX_UINT16 ||
+	      PMIx_Get(me, PMIX_NODEID, NULL, 0, &id) || id->type != PMIX_UINT32 ||
+	      PMIx_Get(me, PMIX_HOSTNAME, NULL, 0, &host) || host->type != PMIX_STRING ||
+	      PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &peers) || peers->type != PMIX_STRING ||
+	      PMIx_Get(&wild, PMIX_NUM_NODES, NULL, 0, &nodes) || nodes->type != PMIX_UINT32;
+	if (bad)
+		fprintf(stderr, "rank %u: PMIx does not say where it is\n", me->rank);
+	else
+		printf("where %u lrank %u nrank %u node %u host %s peers %s nodes %u\n", me->rank,
+		       lr->data.uint16, nr->data.uint16, id->data.uint32, host->data.string,
+		       peers->data.string, nodes->data.uint32);
+	for (pmix_value_t **v = (pmix_value_t *[]){lr, nr, id, host, peers, nodes, NULL}; *v; v++)
+		PMIX_VALUE_RELEASE(*v);
+	return bad ? 5 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -53,6 +80,8 @@ int main(int argc, char **argv)
 		PMIX_VALUE_RELEASE(got);
 	}
 	printf("rank %u of %u ok\n", me.rank, size);
+	if (!strcmp(mode, "where") && where(&me))
+		return 5;
 	fflush(stdout);
 	if (!strcmp(mode, "exit") && (int)me.rank == who) {
 		PMIx_Finalize(NULL, 0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,20 @@ int mbu_shm_open(const char *name, void **addr, size_t *size)
 out:
 	close(fd);
 	return ret;
+}
+
+void mbu_shm_prefault(void *addr, size_t len, int write)
+{
+	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)4095;
+	uintptr_t end = (uintptr_t)addr + len;
+
+#if defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
+	if (len)
+		(void)madvise((void *)start, end - start,
+			      write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+#else
+	(void)start, (void)end, (void)write;
+#endif
 }
 
 void mbu_shm_unmap(void *addr, size_t size)

@@ -15,6 +15,11 @@ int mbu_shm_create(const char *name, size_t size, void **addr);
 /* Map an existing segment read-write; *size gets its length. */
 int mbu_shm_open(const char *name, void **addr, size_t *size);
 void mbu_shm_unmap(void *addr, size_t size);
+/* Map the pages of [addr, addr + len) into this process now (allocating
+ * them if need be), for writing or for reading, without changing a byte,
+ * so that the first pass over them takes no page faults. Best effort: a
+ * kernel without MADV_POPULATE_* (before 5.14) leaves them to fault. */
+void mbu_shm_prefault(void *addr, size_t len, int write);
 int mbu_shm_unlink(const char *name);
 /* Unlink segments "<prefix><pid>-..." whose pid is gone; returns how many. */
 int mbu_shm_reap(const char *prefix);

@@ -70,6 +70,7 @@ struct mbx_params {
 	size_t chunk_size;
 	size_t nchunks;
 	size_t shm_peers;
+	size_t shm_prefault;	/* peers whose rings are populated at connect */
 	size_t tx_size;
 	size_t rx_size;
 	size_t unexp_max;
@@ -622,6 +623,7 @@ struct mbx_ep {
 	struct mbx_seg_hdr *seg;
 	size_t seg_size;
 	struct mbx_rxslot *rxslots;
+	size_t shm_prefaulted;	/* peers' rings populated at connect (shm_prefault) */
 	uint32_t nrx;		/* bound slots lie below this index */
 	uint32_t claims_seen;
 	uint32_t rx_rr;

@@ -19,6 +19,7 @@ struct mbx_params mbx_param = {
 	.chunk_size = 128 * 1024,
 	.nchunks = 8,
 	.shm_peers = 256,
+	.shm_prefault = 16,
 	.tx_size = 1024,
 	.rx_size = 1024,
 	.unexp_max = 256 * 1024 * 1024,
@@ -250,6 +251,9 @@ void mbx_params_init(void)
 	fi_param_define(&mbx_prov, "shm_peers", FI_PARAM_SIZE_T,
 			"Most same-node endpoints that can send to one endpoint (default: %zu)",
 			mbx_param.shm_peers);
+	fi_param_define(&mbx_prov, "shm_prefault", FI_PARAM_SIZE_T,
+			"Same-node peers whose rings an endpoint populates when it first "
+			"sends to them (default: %zu)", mbx_param.shm_prefault);
 	fi_param_define(&mbx_prov, "tx_size", FI_PARAM_SIZE_T,
 			"Sends the provider can hold at once per endpoint (default: %zu)",
 			mbx_param.tx_size);
@@ -280,6 +284,7 @@ void mbx_params_init(void)
 	get_size("copy_chunk", &mbx_param.chunk_size, 4096, 1 << 24);
 	get_size("copy_chunks", &mbx_param.nchunks, 2, 64);
 	get_size("shm_peers", &mbx_param.shm_peers, 1, 4096);
+	get_size("shm_prefault", &mbx_param.shm_prefault, 0, 4096);
 	get_size("tx_size", &mbx_param.tx_size, 16, 1 << 20);
 	get_size("rx_size", &mbx_param.rx_size, 16, 1 << 20);
 	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);

@@ -246,6 +246,17 @@ int mbx_peer_connect(struct mbx_ep *ep, struct mbx_peer *p)
 			continue;
 		s->sender_pid = ep->addr.pid;
 		memcpy(s->sender_name, ep->name, MBX_NAME_MAX);
+		/* The ring's first lap would otherwise take a page fault in
+		 * each process every 64 small frames (0.35 against 0.15 us a
+		 * round trip for the first 4,096 here). Populated before
+		 * READY, so the receiver finds every page there to map. Only
+		 * for the first shm_prefault peers: the pages a quiet peer
+		 * never reaches would be memory spent for nothing. */
+		s->prefaulted = ep->shm_prefaulted < mbx_param.shm_prefault;
+		if (s->prefaulted) {
+			mbu_shm_prefault(mbx_slot_ring(s), h->ring_size, 1);
+			ep->shm_prefaulted++;
+		}
 		used = atomic_load(&h->nslots_used);
 		while (used < i + 1 &&
 		       !atomic_compare_exchange_weak(&h->nslots_used, &used, i + 1))
@@ -2011,6 +2022,8 @@ static __attribute__((noinline)) void discover_slots(struct mbx_ep *ep)
 			continue;
 		r->slot = s;
 		mbu_ring_cons_init(&r->cons, &s->ring, mbx_slot_ring(s), ep->seg->ring_size);
+		if (s->prefaulted)
+			mbu_shm_prefault(mbx_slot_ring(s), ep->seg->ring_size, 0);
 		if (!sender_ok(ep, s, &a) || !(r->peer = mbx_peer_get(ep, &a))) {
 			MBX_WARN(FI_LOG_EP_DATA, "ignoring slot %u: sender not of this job\n", i);
 			ep->stats.bad_frames++;

@@ -55,7 +55,7 @@
 #include "mbu_ring.h"
 
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
-#define MBX_SEG_VERSION	5u
+#define MBX_SEG_VERSION	6u
 #define MBX_WIRE_MAGIC	0x6d62u
 #define MBX_WIRE_VERSION 7u
 #define MBX_FRAME_KIND	1u
@@ -203,6 +203,9 @@ struct mbx_slot {
 	_Alignas(64) _Atomic uint32_t state;
 	int32_t sender_pid;
 	char sender_name[MBX_NAME_MAX];
+	/* The sender populated the ring's pages before READY: the receiver
+	 * maps them too (mbu_shm_prefault), allocating none of its own. */
+	uint32_t prefaulted;
 	_Alignas(64) _Atomic uint64_t bulk_filled;	/* written by the sender */
 	_Alignas(64) _Atomic uint64_t bulk_drained;	/* written by the receiver */
 	struct mbu_ring_shared ring;

@@ -7,7 +7,9 @@
  * a request-to-send, and after the match the receiver reads the data straight
  * into the user's buffer with fi_read and says so (FIN), or, where either side
  * has no RMA, asks for it (CTS) and the sender streams fragments into the
- * receive buffers. Posted receives and unexpected messages live in the same
+ * receive buffers. A message to another node a little past the eager limit
+ * is pushed instead: a few frames back to back, no rendezvous (he_push).
+ * Posted receives and unexpected messages live in the same
  * flat-cost queues as the provider's matcher (util/mbu_match.h), keyed by
  * (source rank, context id and tag). Ordering rests on the provider's
  * send-after-send order and on posting everything in issue order.
@@ -30,6 +32,7 @@ enum { HE_EAGER = 1, HE_RTS, HE_CTS, HE_DATA, HE_FIN, HE_ACK, HE_SHORT, HE_TYPE_
 #define HE_F_SYNC 1u  /* eager: acknowledge after the match */
 #define HE_F_RDMA 2u  /* RTS: raddr/rkey name the data for fi_read */
 #define HE_F_STRIPE 4u /* RTS: keys on other rails follow the header (off: which) */
+#define HE_F_PUSH 8u   /* EAGER: more of it follows in DATA frames; DATA: that more */
 #define HE_MAGIC 0x6d68u
 
 /* On the wire. Everything in it is checked before it is used. */
@@ -42,7 +45,7 @@ struct he_hdr {
 	uint64_t len;      /* message bytes (EAGER, RTS); fragment bytes (DATA) */
 	uint64_t sid;      /* the sender's id for this message (RTS, CTS, FIN, ACK) */
 	uint64_t rid;      /* the receiver's id (CTS, DATA) */
-	uint64_t raddr, rkey;
+	uint64_t raddr, rkey; /* pushed (HE_F_PUSH): rkey is the sender's world rank */
 	uint64_t off;      /* DATA: where the fragment goes; striped RTS: rail bits */
 };
 
@@ -114,6 +117,23 @@ enum { HE_FRAG_DEPTH = 16, HE_FRAG_MAX = 32768 };
 struct he_posted {
 	struct mbu_mentry e;
 	struct mbmpi_req *req;
+};
+
+struct he_unexp;
+/* A pushed message on its way in (HE_F_PUSH). Between nodes a rendezvous
+ * costs three trips through both network stacks where an eager message
+ * costs one, so a message a little past the one-trip limit goes as a few
+ * frames back to back instead: an EAGER frame with the whole length and
+ * the first push_chunk bytes, then DATA frames with the rest, in order.
+ * The provider keeps one sender's frames in order, so each sender (by world
+ * rank, which such frames carry) has at most one pushed message arriving;
+ * it fills the receive it matched, or its unexpected entry until a receive
+ * takes that, and the rest then goes straight into the receive. */
+struct he_push {
+	struct mbmpi_req *r;       /* the receive it fills, or */
+	struct he_unexp *u;        /* the unexpected entry it fills */
+	size_t len, got;           /* message bytes, bytes arrived */
+	struct mbmpi_dt_cursor cur; /* into a non-contiguous receive (r->frag) */
 };
 
 /* A small payload waits inside its entry, so the unexpected path of a
@@ -201,6 +221,11 @@ static struct {
 	 * remote[w] says whether world rank w is one. */
 	size_t eager_net;
 	uint8_t *remote;
+	/* Pushed messages: the payload of each frame, the largest message
+	 * pushed (0: none), and each sender's message arriving, by world rank
+	 * (allocated with remote). */
+	size_t push_chunk, push_max;
+	struct he_push *push;
 	int via_peers;             /* ranks reached by the node rail */
 	/* Rendezvous reads of at least this many bytes go over every rail that
 	 * reaches the peer (0: never), from a rank on this node [0] and on
@@ -769,6 +794,16 @@ static int he_init(void)
 				       ? he.rail[0].max_msg - sizeof(struct he_hdr) : 0;
 	if (he.eager_net < he.eager)
 		he.eager_net = he.eager;
+	/* A pushed frame has the full header: its payload is what leaves the
+	 * frame the size of a short-header eager one, so it too goes in one
+	 * trip. */
+	he.push_chunk = he.eager_net + sizeof(struct he_short) - sizeof(struct he_hdr);
+	{
+		long frames = mbmpi_env_long("MATCHBOX_MPI_HOST_PUSH_FRAMES", 2);
+
+		he.push_max = frames > 1 && frames <= 64 && he.eager_net > he.eager
+				      ? (size_t)frames * he.push_chunk : 0;
+	}
 	/* The node rail carries only frames within the node. */
 	he.rail[0].frame = sizeof(struct he_hdr) + he.eager_net;
 	if (he.node)
@@ -884,6 +919,7 @@ static void he_fini(void)
 	mbmpi.inject_max = 0;
 	free(he.slots);
 	free(he.remote);
+	free(he.push);
 	memset(&he, 0, sizeof(he));
 }
 
@@ -936,7 +972,8 @@ static bool he_same_node(int w)
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
-		if (!(he.remote = calloc((size_t)n, 1)))
+		if (!(he.remote = calloc((size_t)n, 1)) ||
+		    (he.push_max && !(he.push = calloc((size_t)n, sizeof(*he.push)))))
 			return MPI_ERR_NO_MEM;
 		for (int w = 0; w < n; w++)
 			he.remote[w] = !he_same_node(w);
@@ -1019,6 +1056,15 @@ static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
 
 /* ---- Sending ---- */
 
+/* Whether a message past the eager limit is pushed (struct he_push): a
+ * contiguous one to a rank on another node, of at most push_max bytes. A
+ * synchronous send keeps the rendezvous, whose match it waits for anyway. */
+static inline bool he_push_to(const struct mbmpi_comm *c, const struct mbmpi_req *r)
+{
+	return r->clen <= he.push_max && he.push && !r->frag && r->mode != MBMPI_SYNC &&
+	       he.remote[he_world_of(c, r->peer)];
+}
+
 static int he_send(struct mbmpi_req *r)
 {
 	struct mbmpi_comm *c = r->comm;
@@ -1038,7 +1084,23 @@ static int he_send(struct mbmpi_req *r)
 			r->err = ret;
 		goto out;
 	}
-	if (eager) {
+	if (!eager && he_push_to(c, r)) {
+		/* The frames go in order, from the user's buffer. */
+		h.type = HE_EAGER;
+		h.flags = HE_F_PUSH;
+		h.rkey = (uint64_t)mbmpi.world_rank;
+		ret = he_frame(r, addr, &h, r->cbuf, he.push_chunk, NULL);
+		for (size_t off = he.push_chunk; !ret && off < r->clen; off += he.push_chunk) {
+			struct he_hdr d = {.type = HE_DATA, .flags = HE_F_PUSH, .magic = HE_MAGIC,
+					   .rkey = (uint64_t)mbmpi.world_rank, .off = off,
+					   .len = r->clen - off < he.push_chunk ? r->clen - off
+										 : he.push_chunk};
+
+			ret = he_frame(r, addr, &d, (const char *)r->cbuf + off, d.len, NULL);
+		}
+		if (ret)
+			r->err = ret;
+	} else if (eager) {
 		h.type = HE_EAGER;
 		if (r->mode == MBMPI_SYNC) {
 			h.flags = HE_F_SYNC;
@@ -1331,7 +1393,8 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h, const void 
 			}
 		}
 		v->pending = 1; /* held while posting */
-		for (int i = 0; i < n && !r->err; off += part[i++])
+		/* A truncated receive still gets what fits, as an eager one does. */
+		for (int i = 0; i < n && (!r->err || r->err == MPI_ERR_TRUNCATE); off += part[i++])
 			if (part[i])
 				he_read_part(v, rls[i], at[i], off, part[i], keys[i].raddr + off,
 					     keys[i].rkey);
@@ -1358,6 +1421,49 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h, const void 
 	}
 }
 
+/* The next n bytes of a pushed message, into its receive (what fits) or its
+ * unexpected entry; the receive completes with the last of them. */
+static void he_push_add(struct he_push *p, const void *data, size_t n)
+{
+	struct mbmpi_req *r = p->r;
+
+	if (p->u) {
+		memcpy((char *)p->u->data + p->got, data, n);
+	} else {
+		size_t fit = p->got < r->clen ? r->clen - p->got : 0;
+
+		fit = n < fit ? n : fit;
+		if (fit && r->frag)
+			mbmpi_dt_part(&p->cur, r->buf, (size_t)r->count, r->dt, p->got, (void *)data,
+				      fit, false);
+		else if (fit)
+			memcpy((char *)r->cbuf + p->got, data, fit);
+	}
+	p->got += n;
+	if (p->got == p->len) {
+		/* A complete unexpected entry waits in its queue like any. */
+		if (r)
+			he_req_put(r);
+		p->r = NULL;
+		p->u = NULL;
+	}
+}
+
+/* A pushed message (have of its bytes at data so far) met its receive. A
+ * bad source fails the receive, which still takes the rest of the frames. */
+static void he_push_into(struct mbmpi_req *r, const struct he_hdr *h, const void *data,
+			 size_t have)
+{
+	struct he_push *p = &he.push[h->rkey];
+
+	if (he_src_ok(r, h))
+		he_fill_status(r, h);
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	p->len = h->len;
+	he_push_add(p, data, have);
+}
+
 /* A message met its receive. */
 static void he_deliver(struct mbmpi_req *r, const struct he_hdr *h, const void *data)
 {
@@ -1379,6 +1485,24 @@ static void he_deliver(struct mbmpi_req *r, const struct he_hdr *h, const void *
 	he_req_put(r);
 }
 
+/* A receive takes an unexpected message, which a pushed one may still be
+ * filling: then what came so far is copied and the rest goes straight in. */
+static void he_deliver_unexp(struct mbmpi_req *r, struct he_unexp *u)
+{
+	struct he_push *p = u->hdr.flags & HE_F_PUSH ? &he.push[u->hdr.rkey] : NULL;
+
+	if (p && p->u == u) {
+		size_t have = p->got;
+
+		p->u = NULL;
+		he_push_into(r, &u->hdr, u->data, have);
+	} else {
+		he_deliver(r, &u->hdr, u->data);
+	}
+	he_unexp_data_free(u);
+	mbu_pool_put(&he.unexp_pool, u);
+}
+
 static int he_recv(struct mbmpi_req *r)
 {
 	struct he_posted *p;
@@ -1393,9 +1517,7 @@ static int he_recv(struct mbmpi_req *r)
 
 		mbmpi_fop_free(r->claimed);
 		r->claimed = NULL;
-		he_deliver(r, &u->hdr, u->data);
-		he_unexp_data_free(u);
-		mbu_pool_put(&he.unexp_pool, u);
+		he_deliver_unexp(r, u);
 		return MPI_SUCCESS;
 	}
 	m = mbu_unexp_match(&he.unexp, src, tag, ignore);
@@ -1403,9 +1525,7 @@ static int he_recv(struct mbmpi_req *r)
 		struct he_unexp *u = mbu_container_of(m, struct he_unexp, e);
 
 		mbu_unexp_remove(&he.unexp, m);
-		he_deliver(r, &u->hdr, u->data);
-		he_unexp_data_free(u);
-		mbu_pool_put(&he.unexp_pool, u);
+		he_deliver_unexp(r, u);
 		return MPI_SUCCESS;
 	}
 	p = mbu_pool_get(&he.posted_pool);
@@ -1436,7 +1556,7 @@ static int he_take(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *b
 	if (!m)
 		return -1;
 	u = mbu_container_of(m, struct he_unexp, e);
-	if (u->hdr.type != HE_EAGER || u->hdr.len > len)
+	if (u->hdr.type != HE_EAGER || u->hdr.len > len || (u->hdr.flags & HE_F_PUSH))
 		return -1;
 	mbu_unexp_remove(&he.unexp, m);
 	if (u->hdr.src >= (uint32_t)c->size) {
@@ -1459,7 +1579,9 @@ out:
 	return err;
 }
 
-static void he_on_match_frame(const struct he_hdr *h, const void *data)
+/* A frame that starts a message: matched, or kept as unexpected. data holds
+ * have bytes of it (less than h->len for a pushed one). */
+static void he_on_match_frame(const struct he_hdr *h, const void *data, size_t have)
 {
 	struct mbu_mentry *m = mbu_posted_match(&he.posted, h->src, he_key_tag(h->ctx, h->tag));
 	struct he_unexp *u;
@@ -1471,7 +1593,10 @@ static void he_on_match_frame(const struct he_hdr *h, const void *data)
 		mbu_posted_remove(&he.posted, m);
 		mbu_pool_put(&he.posted_pool, p);
 		r->eng = NULL;
-		he_deliver(r, h, data);
+		if (h->flags & HE_F_PUSH)
+			he_push_into(r, h, data, have);
+		else
+			he_deliver(r, h, data);
 		return;
 	}
 	u = mbu_pool_get(&he.unexp_pool);
@@ -1493,7 +1618,7 @@ static void he_on_match_frame(const struct he_hdr *h, const void *data)
 				mbu_pool_put(&he.unexp_pool, u);
 				u = NULL;
 			} else {
-				memcpy(u->data, data, h->len);
+				memcpy(u->data, data, have);
 			}
 		}
 	}
@@ -1505,6 +1630,15 @@ static void he_on_match_frame(const struct he_hdr *h, const void *data)
 			he_unexp_data_free(u);
 			mbu_pool_put(&he.unexp_pool, u);
 		}
+		return;
+	}
+	if (h->flags & HE_F_PUSH) {
+		struct he_push *p = &he.push[h->rkey];
+
+		memset(p, 0, sizeof(*p));
+		p->u = u;
+		p->len = h->len;
+		p->got = have;
 	}
 }
 
@@ -1551,7 +1685,7 @@ static void he_on_frame(const void *buf, size_t n)
 		h = (struct he_hdr){.type = HE_EAGER, .flags = sh.flags & ~HE_F_SYNC,
 				    .magic = HE_MAGIC, .ctx = sh.ctx, .src = sh.src, .tag = sh.tag,
 				    .len = n - sizeof(sh)};
-		he_on_match_frame(&h, (const char *)buf + sizeof(sh));
+		he_on_match_frame(&h, (const char *)buf + sizeof(sh), (size_t)h.len);
 		return;
 	}
 	if (n < sizeof(h)) {
@@ -1565,11 +1699,25 @@ static void he_on_frame(const void *buf, size_t n)
 	}
 	switch (h.type) {
 	case HE_EAGER:
+		if (h.flags & HE_F_PUSH) {
+			/* The first frame of a pushed message: more than it holds,
+			 * no more than is pushed, from a sender with none arriving. */
+			size_t have = n - sizeof(h);
+
+			if (!he.push || h.rkey >= (uint64_t)mbmpi.world_size ||
+			    he.push[h.rkey].r || he.push[h.rkey].u || (h.flags & HE_F_SYNC) ||
+			    !have || have > he.push_chunk || h.len <= have || h.len > he.push_max) {
+				he.bad_frames++;
+				return;
+			}
+			he_on_match_frame(&h, (const char *)buf + sizeof(h), have);
+			return;
+		}
 		if (h.len > he.eager_net || n != sizeof(h) + h.len) {
 			he.bad_frames++;
 			return;
 		}
-		he_on_match_frame(&h, (const char *)buf + sizeof(h));
+		he_on_match_frame(&h, (const char *)buf + sizeof(h), (size_t)h.len);
 		return;
 	case HE_RTS: {
 		/* A striped RTS: a key for each rail bit, and no other bytes. */
@@ -1580,7 +1728,7 @@ static void he_on_frame(const void *buf, size_t n)
 			he.bad_frames++;
 			return;
 		}
-		he_on_match_frame(&h, keys ? (const char *)buf + sizeof(h) : NULL);
+		he_on_match_frame(&h, keys ? (const char *)buf + sizeof(h) : NULL, 0);
 		return;
 	}
 	case HE_CTS:
@@ -1589,6 +1737,19 @@ static void he_on_frame(const void *buf, size_t n)
 	case HE_DATA:
 		if (h.len > he.eager_net || n != sizeof(h) + h.len) {
 			he.bad_frames++;
+			return;
+		}
+		if (h.flags & HE_F_PUSH) {
+			/* The next bytes of the sender's pushed message, in order. */
+			struct he_push *p = he.push && h.rkey < (uint64_t)mbmpi.world_size
+						    ? &he.push[h.rkey] : NULL;
+
+			if (!p || (!p->r && !p->u) || h.off != p->got || !h.len ||
+			    h.len > p->len - p->got) {
+				he.bad_frames++;
+				return;
+			}
+			he_push_add(p, (const char *)buf + sizeof(h), (size_t)h.len);
 			return;
 		}
 		he_on_data(&h, (const char *)buf + sizeof(h));

@@ -25,6 +25,8 @@
 	  "host engine: largest message sent eagerly within a node")                            \
 	X("MATCHBOX_MPI_HOST_EAGER_NET", "auto",                                                    \
 	  "host engine: largest message sent eagerly to another node (auto: what the provider carries in one trip, with multi-receive buffers)") \
+	X("MATCHBOX_MPI_HOST_PUSH_FRAMES", "2",                                                 \
+	  "host engine: a contiguous message to another node of up to this many one-trip frames goes as that many frames back to back, with no rendezvous (0 or 1: never)") \
 	X("MATCHBOX_MPI_HOST_FRAG", "1",                                                        \
 	  "host engine: 1 sends large non-contiguous messages in fragments packed as they go, 0 packs them whole") \
 	X("MATCHBOX_MPI_HOST_RXBUFS", "64",                                                     \

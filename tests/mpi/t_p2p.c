@@ -3,6 +3,8 @@
  * not, Sendrecv(_replace) and MPI-4's Isendrecv(_replace), persistent requests, the Wait/Test family,
  * cancel, Request_free, probes and matched probes, wildcards, PROC_NULL,
  * message order, large messages, sizes on both sides of the eager limits,
+ * a message pushed between nodes in frames (non-contiguous, truncated, by
+ * matched probe),
  * a synchronous send that must not complete before its receive is posted, and small nonblocking sends (which
  * our library completes inside MPI_Isend) through every call that takes a
  * request.
@@ -491,13 +493,16 @@ static void large(void)
 }
 
 /* Sizes on both sides of each eager limit (the host engine's 8 KiB within
- * a node and about 64 KiB between nodes), in bytes: each goes in every
- * send mode, and unexpected (the receive posted after the message came),
- * and a synchronous one must still wait for its receive. */
+ * a node and about 64 KiB between nodes) and of the largest message it
+ * pushes between nodes in two frames (2 x 65472 bytes over matchbox, 2 x
+ * 16192 over ofi_rxm), in bytes: each goes in every send mode, and
+ * unexpected (the receive posted after the message came), and a
+ * synchronous one must still wait for its receive. */
 static void eager_limits(void)
 {
-	static const int lens[] = {8191, 8192, 8193, 16384, 65519, 65520, 65521, 65536, 65600};
-	enum { NL = sizeof(lens) / sizeof(lens[0]), MAX = 65600 };
+	static const int lens[] = {8191, 8192, 8193, 16384, 32384, 32385, 65519, 65520, 65521,
+				   65536, 65600, 130944, 130945};
+	enum { NL = sizeof(lens) / sizeof(lens[0]), MAX = 130945 };
 	int right = (rank + 1) % size, left = (rank + size - 1) % size, cnt, flag;
 	char *s = malloc((size_t)NL * MAX), *r = malloc((size_t)NL * MAX);
 	MPI_Request rq[NL];
@@ -578,6 +583,66 @@ static void eager_limits(void)
  * handed to every completion call, freed, tested and waited on in any
  * order: every message arrives once, in order, with its data, and the
  * requests all end up null. */
+/* A message of 100,000 bytes, which the host engine pushes to a rank on
+ * another node in two frames (elsewhere it is a rendezvous or a single
+ * frame): into a non-contiguous receive, into one too short (truncated,
+ * nothing written past it), and taken by a matched probe that may find it
+ * still arriving. Each rank sends to its right and receives from its left. */
+static void pushed(void)
+{
+	enum { N = 25000, BYTES = 4 * N, SHORT = 70000 };
+	int right = (rank + 1) % size, left = (rank + size - 1) % size, cnt, bad = 0, e;
+	int *s = malloc(BYTES), *r = malloc(2 * BYTES);
+	char *t = malloc(BYTES);
+	MPI_Datatype every2;
+	MPI_Request rq;
+	MPI_Message msg;
+	MPI_Status st;
+
+	fill(s, N, rank);
+	CHECK_MPI(MPI_Type_vector(N, 1, 2, MPI_INT, &every2));
+	CHECK_MPI(MPI_Type_commit(&every2));
+	for (int i = 0; i < 2 * N; i++)
+		r[i] = -1;
+	CHECK_MPI(MPI_Irecv(r, 1, every2, left, 61, MPI_COMM_WORLD, &rq));
+	CHECK_MPI(MPI_Send(s, N, MPI_INT, right, 61, MPI_COMM_WORLD));
+	CHECK_MPI(MPI_Wait(&rq, &st));
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == N);
+	for (int i = 0; i < N; i++)
+		bad += r[2 * i] != left * 1000003 + i || r[2 * i + 1] != -1;
+	CHECK(bad == 0);
+
+	memset(t, 0x5a, BYTES);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	CHECK_MPI(MPI_Irecv(t, SHORT, MPI_BYTE, left, 62, MPI_COMM_WORLD, &rq));
+	CHECK_MPI(MPI_Send(s, N, MPI_INT, right, 62, MPI_COMM_WORLD));
+	e = MPI_Wait(&rq, &st);
+	MPI_Error_class(e == MPI_SUCCESS ? st.MPI_ERROR : e, &e);
+	CHECK(e == MPI_ERR_TRUNCATE);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	fill((int *)(void *)r, N, left);
+	CHECK(memcmp(t, r, SHORT) == 0);
+	bad = 0;
+	for (int i = SHORT; i < BYTES; i++)
+		bad += t[i] != 0x5a;
+	CHECK(bad == 0);
+
+	CHECK_MPI(MPI_Isend(s, N, MPI_INT, right, 63, MPI_COMM_WORLD, &rq));
+	CHECK_MPI(MPI_Mprobe(left, 63, MPI_COMM_WORLD, &msg, &st));
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == N);
+	memset(r, 0, BYTES);
+	CHECK_MPI(MPI_Mrecv(r, N, MPI_INT, &msg, &st));
+	CHECK(same(r, N, left));
+	CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	MPI_Type_free(&every2);
+	free(s);
+	free(r);
+	free(t);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void small_isends(void)
 {
 	enum { N = 40, BIG = 20000 };
@@ -711,6 +776,7 @@ int main(int argc, char **argv)
 	ssend_waits_for_match();
 	large();
 	eager_limits();
+	pushed();
 	small_isends();
 	waiting_messages();
 	return mt_finish("t_p2p");

@@ -29,6 +29,7 @@
 #include <rdma/providers/fi_prov.h>
 #include <rdma/providers/fi_log.h>
 
+#include "mbu_choose.h"
 #include "mbu_keytab.h"
 #include "mbu_list.h"
 #include "mbu_pool.h"
@@ -57,7 +58,7 @@ extern struct fi_provider mbx_prov;
 #define MBX_WARN(sub, ...) FI_WARN(&mbx_prov, sub, __VA_ARGS__)
 #define MBX_INFO(sub, ...) FI_INFO(&mbx_prov, sub, __VA_ARGS__)
 
-enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY };
+enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY, MBX_LARGE_ADAPTIVE };
 /* RMA to same-host peers: CMA never, to targets not seen progressing, or always. */
 enum mbx_rma_cma { MBX_RMA_CMA_NEVER, MBX_RMA_CMA_AUTO, MBX_RMA_CMA_ALWAYS };
 enum mbx_conn_mode { MBX_CONN_STATIC, MBX_CONN_ONDEMAND, MBX_CONN_ADAPTIVE, MBX_CONN_PARTIAL };
@@ -445,6 +446,9 @@ struct mbx_peer {
 	struct mbu_ring_prod prod;
 	uint64_t bulk_filled;		/* our copy of tslot->bulk_filled */
 	uint64_t bulk_sched;		/* chunks promised by the CTSs accepted so far */
+	/* The pipeline's bulk area, mapped whole (mbu_shm_prefault) at its
+	 * first use: by us as sender into the peer's slot, as receiver in ours. */
+	bool bulk_mapped_tx, bulk_mapped_rx;
 	struct mbu_dlist txq;		/* sends waiting for ring space, in order */
 	struct mbu_dlist ctrlq;		/* control frames waiting for ring space */
 	/* receive channel */
@@ -549,6 +553,8 @@ struct mbx_rx {
 	size_t msg_size, take;
 	uint64_t bulk_base;
 	size_t copied;
+	uint64_t t_drain;	/* when the pipeline started draining it (large_choice) */
+	bool chosen;		/* its way was chosen by large_choice: record its time */
 	void *cbuf;		/* completion buffer pointer */
 	/* pulled from another host with fi_read, in pieces */
 	size_t rd_next;		/* first byte not yet asked for */
@@ -624,6 +630,9 @@ struct mbx_ep {
 	size_t seg_size;
 	struct mbx_rxslot *rxslots;
 	size_t shm_prefaulted;	/* peers' rings populated at connect (shm_prefault) */
+	/* Same-node messages from copy_min up: CMA (way 0) or the two-copy
+	 * pipeline (way 1), by what each lately took (large_proto adaptive). */
+	struct mbu_choose large_choice;
 	uint32_t nrx;		/* bound slots lie below this index */
 	uint32_t claims_seen;
 	uint32_t rx_rr;

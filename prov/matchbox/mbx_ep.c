@@ -698,6 +698,7 @@ int mbx_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	}
 	ep->dom = d;
 	ep->caps = info->caps ? info->caps : MBX_CAPS;
+	mbu_choose_init(&ep->large_choice, mbx_param.copy_min);
 	if (!(ep->caps & (FI_SEND | FI_RECV)))
 		ep->caps |= FI_SEND | FI_RECV;
 	ep->directed = ep->caps & FI_DIRECTED_RECV;

@@ -238,7 +238,7 @@ void mbx_params_init(void)
 			"Bytes of each per-peer shared-memory frame ring, a power of two (default: %zu)",
 			mbx_param.ring_size);
 	fi_param_define(&mbx_prov, "large_proto", FI_PARAM_STRING,
-			"Large-message mechanism: auto (CMA below copy_min, two-copy pipeline from copy_min up), cma, or copy (default: auto)");
+			"Large-message mechanism: auto (CMA below copy_min, two-copy pipeline from copy_min up), adaptive (from copy_min up, whichever of the two lately moved such messages faster), cma, or copy (default: auto)");
 	fi_param_define(&mbx_prov, "copy_min", FI_PARAM_SIZE_T,
 			"With large_proto=auto, messages of at least this size use the pipelined two-copy path (default: %zu)",
 			mbx_param.copy_min);
@@ -307,6 +307,8 @@ void mbx_params_init(void)
 			mbx_param.large_proto = MBX_LARGE_CMA;
 		else if (!strcmp(s, "copy"))
 			mbx_param.large_proto = MBX_LARGE_COPY;
+		else if (!strcmp(s, "adaptive"))
+			mbx_param.large_proto = MBX_LARGE_ADAPTIVE;
 		else if (strcmp(s, "auto"))
 			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_LARGE_PROTO=%s unknown; using auto\n", s);
 	}

@@ -936,6 +936,13 @@ static void stream_chunks(struct mbx_ep *ep)
 		if (p->bulk_filled != tx->bulk_base && !tx->streamed)
 			continue;
 		drained = atomic_load_explicit(&p->tslot->bulk_drained, memory_order_acquire);
+		/* A fault per page of the first chunks would make the first
+		 * messages slower than the rest, and the CMA-or-pipeline
+		 * choice (mbu_choose.h) would measure that. */
+		if (!p->bulk_mapped_tx) {
+			mbu_shm_prefault(bulk, (size_t)h->nchunks * h->chunk_size, 1);
+			p->bulk_mapped_tx = true;
+		}
 
 		while (p->bulk_filled - drained < h->nchunks && tx->streamed < tx->want) {
 			size_t n = tx->want - tx->streamed;
@@ -1191,15 +1198,21 @@ static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 		send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, 0);
 		return;
 	}
+	s = ep->rxslots[p->rxslot].slot;
+	if (!p->bulk_mapped_rx) {
+		mbu_shm_prefault(mbx_slot_bulk(ep->seg, s), (size_t)ep->seg->nchunks * ep->seg->chunk_size,
+				 0);
+		p->bulk_mapped_rx = true;
+	}
 	/* Only cts_active is on the draining list, so one receive drains at
 	 * a time and the shared drained count never passes unread chunks. */
 	if (prev) {
 		rx->bulk_base = prev->bulk_base + bulk_chunks(ep->seg, prev->take);
 		p->cts_next = rx;
 	} else {
-		s = ep->rxslots[p->rxslot].slot;
 		rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
 		p->cts_active = rx;
+		rx->t_drain = rx->chosen ? mbu_now_ns() : 0;
 		mbu_dlist_insert_tail(&rx->link, &ep->draining);
 	}
 	send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, rx->bulk_base);
@@ -1334,6 +1347,7 @@ static bool start_large(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *
 		large_done(ep, rx);
 		return consumed;
 	}
+	rx->chosen = false;
 	if (p->net && (wflags & MBX_WF_RMA)) {
 		rx->rd_key = rkey;
 		rx->rd_base = rcnt ? riov[0].addr : 0;
@@ -1345,14 +1359,23 @@ static bool start_large(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx *
 			return consumed;
 		}
 	}
-	use_cma = p->cma_ok && (mbx_param.large_proto == MBX_LARGE_CMA ||
-				(mbx_param.large_proto == MBX_LARGE_AUTO &&
-				 size < mbx_param.copy_min));
+	/* From copy_min up, adaptive takes whichever of CMA and the pipeline
+	 * lately moved such messages faster here (mbu_choose.h). */
+	rx->chosen = p->cma_ok && mbx_param.large_proto == MBX_LARGE_ADAPTIVE &&
+		     size >= mbx_param.copy_min;
+	use_cma = p->cma_ok &&
+		  (mbx_param.large_proto == MBX_LARGE_CMA ||
+		   (mbx_param.large_proto != MBX_LARGE_COPY && size < mbx_param.copy_min) ||
+		   (rx->chosen && !mbu_choose_pick(&ep->large_choice, rx->take, 1)));
 	if (use_cma) {
+		uint64_t t0 = rx->chosen ? mbu_now_ns() : 0;
 		int ret = mbx_cma_move(p->addr.pid, false, rx->iov, rx->iov_cnt, riov, rcnt,
 				       rx->take);
 
 		if (!ret) {
+			if (rx->chosen)
+				mbu_choose_record(&ep->large_choice, rx->take, 0,
+						  mbu_now_ns() - t0);
 			ep->stats.rdv_cma++;
 			large_done(ep, rx);
 			return consumed;
@@ -1402,11 +1425,18 @@ static void drain_chunks(struct mbx_ep *ep)
 		if (moved && p->rseg)
 			doorbell(p->rseg);
 		if (rx->copied == rx->take) {
+			uint64_t now = rx->chosen || (p->cts_next && p->cts_next->chosen)
+					       ? mbu_now_ns() : 0;
+
+			if (rx->chosen)
+				mbu_choose_record(&ep->large_choice, rx->take, 1, now - rx->t_drain);
 			mbu_dlist_remove(&rx->link);
 			p->cts_active = p->cts_next;
 			p->cts_next = NULL;
-			if (p->cts_active)
+			if (p->cts_active) {
+				p->cts_active->t_drain = now;
 				mbu_dlist_insert_tail(&p->cts_active->link, &ep->draining);
+			}
 			large_done(ep, rx);
 			cts_activate(ep, p);
 		}

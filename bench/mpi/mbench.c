@@ -2,7 +2,7 @@
  * MPI micro-benchmarks in the style of the usual suites, written against the
  * standard API only, so the same source builds with our mpicc, Open MPI's and
  * MPICH's and the figures compare like with like. One program, one test per
- * run: mbench lat|bw|bibw|rate|late|allreduce|bcast|alltoall|barrier|halo|vhalo|cg|init
+ * run: mbench lat|warm|bw|bibw|rate|late|allreduce|bcast|alltoall|barrier|halo|vhalo|cg|init
  * [bytes].
  * Rank 0 prints "test bytes value unit" lines (late: rank 1, the receiver);
  * init prints every rank's time.
@@ -56,6 +56,41 @@ static void lat(size_t bytes)
 	}
 	if (rank == 0)
 		printf("lat %zu %.3f us\n", bytes, (MPI_Wtime() - t0) * 1e6 / (2.0 * it));
+	free(b);
+}
+
+/* The first round trips of a new pair, timed in blocks of 500 with no
+ * warm-up: what a program's first messages, and a benchmark's first size,
+ * see before the steady state. One line, the one-way latency of each of
+ * the first 24 blocks. */
+static void warm(size_t bytes)
+{
+	enum { BLOCKS = 24, PER = 500 };
+	char *b = malloc(bytes + 1);
+	double t[BLOCKS];
+
+	memset(b, 1, bytes + 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int k = 0; k < BLOCKS; k++) {
+		double t0 = MPI_Wtime();
+
+		for (int i = 0; i < PER; i++) {
+			if (rank == 0) {
+				MPI_Send(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+				MPI_Recv(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else if (rank == 1) {
+				MPI_Recv(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+			}
+		}
+		t[k] = (MPI_Wtime() - t0) * 1e6 / (2.0 * PER);
+	}
+	if (rank == 0) {
+		printf("warm %zu", bytes);
+		for (int k = 0; k < BLOCKS; k++)
+			printf(" %.2f", t[k]);
+		printf(" us\n");
+	}
 	free(b);
 }
 
@@ -356,6 +391,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "lat"))
 		lat(bytes);
+	else if (!strcmp(what, "warm"))
+		warm(bytes);
 	else if (!strcmp(what, "bw"))
 		bw(bytes, 0);
 	else if (!strcmp(what, "bibw"))

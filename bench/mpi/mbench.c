@@ -35,6 +35,18 @@ static int iters_for(size_t bytes, int small)
 	return 100;
 }
 
+/* One ping-pong between ranks 0 and 1. */
+static void round_trip(char *b, size_t bytes)
+{
+	if (rank == 0) {
+		MPI_Send(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+		MPI_Recv(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (rank == 1) {
+		MPI_Recv(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+	}
+}
+
 static void lat(size_t bytes)
 {
 	char *b = malloc(bytes + 1);
@@ -46,13 +58,7 @@ static void lat(size_t bytes)
 	for (int i = 0; i < it + warm; i++) {
 		if (i == warm)
 			t0 = MPI_Wtime();
-		if (rank == 0) {
-			MPI_Send(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-			MPI_Recv(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else if (rank == 1) {
-			MPI_Recv(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-		}
+		round_trip(b, bytes);
 	}
 	if (rank == 0)
 		printf("lat %zu %.3f us\n", bytes, (MPI_Wtime() - t0) * 1e6 / (2.0 * it));
@@ -74,15 +80,8 @@ static void warm(size_t bytes)
 	for (int k = 0; k < BLOCKS; k++) {
 		double t0 = MPI_Wtime();
 
-		for (int i = 0; i < PER; i++) {
-			if (rank == 0) {
-				MPI_Send(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-				MPI_Recv(b, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else if (rank == 1) {
-				MPI_Recv(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(b, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-			}
-		}
+		for (int i = 0; i < PER; i++)
+			round_trip(b, bytes);
 		t[k] = (MPI_Wtime() - t0) * 1e6 / (2.0 * PER);
 	}
 	if (rank == 0) {

@@ -647,7 +647,7 @@ int main(int argc, char **argv)
 			if (bind_set(i) && hwloc_set_cpubind(job.topo, bind_set(i), HWLOC_CPUBIND_PROCESS))
 				fprintf(stderr, "mpirun: cannot bind rank %d: %s\n", i, strerror(errno));
 			if (job.host_prefix)
-				exec_on_host(i / (job.ppn > 0 ? job.ppn : job.n), argv + a, env);
+				exec_on_host(i / per_host(), argv + a, env);
 			execvpe(argv[a], argv + a, env);
 			fprintf(stderr, "mpirun: cannot run %s: %s\n", argv[a], strerror(errno));
 			_exit(127);

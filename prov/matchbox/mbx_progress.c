@@ -1176,6 +1176,14 @@ static uint64_t bulk_chunks(const struct mbx_seg_hdr *h, uint64_t bytes)
 	return (bytes + h->chunk_size - 1) / h->chunk_size;
 }
 
+/* rx's chunks are the next the pipeline drains; when it is timed for the
+ * CMA-or-pipeline choice, its time starts here. */
+static void drain_begin(struct mbx_ep *ep, struct mbx_rx *rx)
+{
+	rx->t_drain = rx->chosen ? mbu_now_ns() : 0;
+	mbu_dlist_insert_tail(&rx->link, &ep->draining);
+}
+
 /* On the shm copy path a second receive is cleared to send while the first
  * still drains: its chunks follow the first's in the bulk ring, so the
  * sender goes on filling without waiting a CTS round trip per message,
@@ -1212,8 +1220,7 @@ static void cts_activate(struct mbx_ep *ep, struct mbx_peer *p)
 	} else {
 		rx->bulk_base = atomic_load_explicit(&s->bulk_drained, memory_order_relaxed);
 		p->cts_active = rx;
-		rx->t_drain = rx->chosen ? mbu_now_ns() : 0;
-		mbu_dlist_insert_tail(&rx->link, &ep->draining);
+		drain_begin(ep, rx);
 	}
 	send_ctrl(ep, p, MBX_OP_CTS, rx->msg_id, rx->take, rx->bulk_base);
 }
@@ -1425,18 +1432,14 @@ static void drain_chunks(struct mbx_ep *ep)
 		if (moved && p->rseg)
 			doorbell(p->rseg);
 		if (rx->copied == rx->take) {
-			uint64_t now = rx->chosen || (p->cts_next && p->cts_next->chosen)
-					       ? mbu_now_ns() : 0;
-
 			if (rx->chosen)
-				mbu_choose_record(&ep->large_choice, rx->take, 1, now - rx->t_drain);
+				mbu_choose_record(&ep->large_choice, rx->take, 1,
+						  mbu_now_ns() - rx->t_drain);
 			mbu_dlist_remove(&rx->link);
 			p->cts_active = p->cts_next;
 			p->cts_next = NULL;
-			if (p->cts_active) {
-				p->cts_active->t_drain = now;
-				mbu_dlist_insert_tail(&p->cts_active->link, &ep->draining);
-			}
+			if (p->cts_active)
+				drain_begin(ep, p->cts_active);
 			large_done(ep, rx);
 			cts_activate(ep, p);
 		}

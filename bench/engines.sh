@@ -18,11 +18,22 @@
 # rows with two (host-mix then uses both of its providers), Open MPI's OB1
 # uses its tcp BTL between the hosts (and vader within one), and the table
 # goes to engines_across.csv.
-# usage: [ENGINES_HOSTS=2] bench/engines.sh [BUILD_DIR] [REPEATS]
+# With "sweep" as the third argument, the curves instead: latency 0 B to
+# 4 MiB, bandwidth 1 B to 4 MiB and message rate 1 B to 8 KiB (a window
+# of 64 into a buffer each), powers of 4, each curve one job per
+# configuration (mbench's sweep, ENGINES_MS milliseconds a size, 30 by
+# default). Every figure is the median of REPEATS rounds (5 by default),
+# and each ratio the median of the rounds' own ratios (both sides from
+# the same round, so a round that ran slow for everyone cancels out).
+# Writes engines_sweep.csv (engines_sweep_across.csv) and, with gnuplot
+# (Debian's gnuplot-nox), engines_sweep.png (_across.png): the three
+# curves of the five configurations.
+# usage: [ENGINES_HOSTS=2] bench/engines.sh [BUILD_DIR] [REPEATS] [rows|sweep]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
-reps=${2:-3}
+mode=${3:-rows}
+reps=${2:-$([ "$mode" = sweep ] && echo 5 || echo 3)}
 across=${ENGINES_HOSTS:-}
 tmp=$(mktemp -d /tmp/engines.XXXXXX)
 cluster=$here/../tests/netns/cluster.sh
@@ -95,6 +106,11 @@ launch() { # config np args...
 }
 
 . "$here/rounds.sh"
+
+if [ "$mode" = sweep ]; then
+	. "$here/engines_sweep.sh"
+	exit $?
+fi
 
 printf "%-9s %8s %3s %9s %9s %9s %9s %9s %9s %8s %8s %9s  %s\n" test bytes np tagged host \
 	"${configs[2]}" ompi-cm ompi-ob1 auto tag/cm host/ob1 auto/best unit

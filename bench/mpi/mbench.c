@@ -6,16 +6,45 @@
  * [bytes].
  * Rank 0 prints "test bytes value unit" lines (late: rank 1, the receiver);
  * init prints every rank's time.
+ * lat, bw, bibw and rate also take a list of sizes ("0,8,4096") or a sweep
+ * (LO:HI: LO, powers of 4 from there, and HI), a line each, and then a
+ * time per size in milliseconds: "mbench lat 0:4194304 50" measures 0, 1,
+ * 4, 16, ... 4 MiB in one job, each size for about 50 ms after its warm-up
+ * (rank 0 times the warm-up and tells the others how many iterations). A
+ * curve then costs one start-up, and a slow wire (two hosts) gets as many
+ * milliseconds per size as shared memory does.
+ *
+ * The two CPUs of a small VM are not always equally close: the hypervisor
+ * places them as it likes and moves them every few seconds. On the
+ * reference VM a cache line passed between them in about 150-200 ns, or
+ * 300-370, or 500-800 (three placements), and every figure of every
+ * library moves with it, so runs taken seconds apart compare placements
+ * as often as libraries. lat, bw, bibw and rate therefore time their
+ * iterations in 16 slices, and between slices ranks 0 and 1 pass a cache
+ * line of a shared file back and forth 100 times (no MPI involved). A slice
+ * whose probes before and after fall in the same band of MBENCH_STATE_NS
+ * (thresholds in ns, "250,450" by default: the states fast, mid and slow;
+ * one threshold gives fast and slow) ran in that state; a slice that
+ * straddles two is left out. The line then ends with "fast V N mid V N
+ * slow V N": the median slice of each state in the line's unit (nan for
+ * none) and how many slices it had. The figure itself (third field) is
+ * still the whole run. MBENCH_STATE=0 turns the probe off.
  */
 #include <mpi.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WINDOW 64
 
 static int rank, size;
+/* Milliseconds per size in a sweep; 0: the fixed iteration counts. */
+static double per_size_ms;
 
 static double now_real(void)
 {
@@ -35,6 +64,229 @@ static int iters_for(size_t bytes, int small)
 	return 100;
 }
 
+/* Iterations that fill per_size_ms, from the time rank 0 took for `warm`
+ * of them; every rank gets rank 0's answer (all of them call this). At
+ * most `it` (the fixed count), at least 10. */
+static int fit_iters(double t_warm, int warm, int it)
+{
+	int n = it;
+
+	if (per_size_ms <= 0)
+		return it;
+	if (rank == 0 && t_warm > 0) {
+		double want = per_size_ms * 1e-3 / (t_warm / warm);
+
+		n = want < 10 ? 10 : want > it ? it : (int)want;
+	}
+	MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return n;
+}
+
+/* The cache-line probe between ranks 0 and 1 (see the top). */
+static _Atomic int *probe_line;
+static int probe_seq;
+
+/* Rank 0 makes the shared file and tells everyone its name, or "" when the
+ * probe is off; rank 1 maps it; the probe runs only if both did. */
+static void probe_setup(void)
+{
+	char name[64] = "";
+	int ok = 1, all = 0;
+	void *p = MAP_FAILED;
+	const char *e = getenv("MBENCH_STATE");
+
+	if (size < 2)
+		return;
+	if (rank == 0 && !(e && !strcmp(e, "0"))) {
+		int fd;
+
+		strcpy(name, "/dev/shm/mbench.XXXXXX");
+		fd = mkstemp(name);
+		if (fd < 0 || ftruncate(fd, 4096) ||
+		    (p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+			name[0] = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, MPI_COMM_WORLD);
+	if (!name[0])
+		return;
+	if (rank == 1) {
+		int fd = open(name, O_RDWR);
+
+		if (fd < 0 ||
+		    (p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+			ok = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (rank == 0)
+		unlink(name);
+	if (all && rank <= 1)
+		probe_line = p;
+	else if (p != MAP_FAILED)
+		munmap(p, 4096);
+}
+
+/* Waits for the line to read v; gives up (and the probe for good) after
+ * a second, so that a descheduled peer cannot hang the benchmark. */
+static int probe_wait(int v)
+{
+	double t0 = 0;
+
+	for (unsigned long n = 1; atomic_load_explicit(probe_line, memory_order_acquire) != v; n++) {
+		if (n % 4096)
+			continue;
+		if (!t0)
+			t0 = now_real();
+		else if (now_real() - t0 > 1.0)
+			return -1;
+	}
+	return 0;
+}
+
+/* 100 round trips of one cache line; rank 0 returns ns per round trip,
+ * rank 1 0, both -1 once the probe is off. Both ranks call it at the same
+ * point of their loops. */
+static double probe(void)
+{
+	enum { R = 100 };
+	double t0 = now_real();
+
+	if (!probe_line)
+		return -1;
+	for (int i = 0; i < R; i++) {
+		int v = probe_seq + 2 * i;
+
+		if (rank == 0) {
+			atomic_store_explicit(probe_line, v + 1, memory_order_release);
+			if (probe_wait(v + 2))
+				goto off;
+		} else {
+			if (probe_wait(v + 1))
+				goto off;
+			atomic_store_explicit(probe_line, v + 2, memory_order_release);
+		}
+	}
+	probe_seq += 2 * R;
+	return rank == 0 ? (now_real() - t0) * 1e9 / R : 0;
+off:
+	probe_line = NULL;
+	return -1;
+}
+
+/* One step of a timed loop (a round trip, a window) and its argument. */
+typedef void (*step_fn)(void *arg);
+
+enum { SLICES = 16 };
+
+/* The CPU states a probe tells apart: below the first of MBENCH_STATE_NS's
+ * thresholds, between them, above the last (see the top). */
+enum { MAX_STATES = 3 };
+static const char *const state_name[MAX_STATES] = {"fast", "mid", "slow"};
+static double state_thr[MAX_STATES - 1] = {250, 450};
+static int nstates = MAX_STATES;
+
+static void states_setup(void)
+{
+	const char *e = getenv("MBENCH_STATE_NS");
+	char *end;
+	int n = 0;
+
+	if (!e)
+		return;
+	for (const char *q = e; *q && n < MAX_STATES - 1; q = *end ? end + 1 : end) {
+		double v = strtod(q, &end);
+
+		if (end == q || v <= 0 || (n && v <= state_thr[n - 1]))
+			return;	/* malformed: keep the defaults */
+		state_thr[n++] = v;
+	}
+	if (n)
+		nstates = n + 1;
+}
+
+static int state_of(double ns)
+{
+	int k = 0;
+
+	while (k < nstates - 1 && ns >= state_thr[k])
+		k++;
+	return k;
+}
+
+/* Seconds per iteration: of the whole loop, and the median slice of each
+ * CPU state with the number of slices in it (0: none; see the top). */
+struct timing {
+	double all, st[MAX_STATES];
+	int n[MAX_STATES];
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* `it` steps in slices, with a probe between slices when it is on. */
+static struct timing timed(step_fn step, void *arg, int it)
+{
+	struct timing t = {0};
+	double per_state[MAX_STATES][SLICES], total = 0;
+	int ns = it < SLICES ? it : SLICES;
+	double before = probe();
+
+	for (int k = 0, done = 0; k < ns; k++) {
+		int upto = (int)((long long)it * (k + 1) / ns);
+		double t0 = MPI_Wtime(), dt, after;
+
+		for (; done < upto; done++)
+			step(arg);
+		dt = MPI_Wtime() - t0;
+		after = probe();
+		total += dt;
+		if (before > 0 && after > 0 && state_of(before) == state_of(after)) {
+			int q = state_of(before);
+
+			per_state[q][t.n[q]++] = dt / (upto - (int)((long long)it * k / ns));
+		}
+		before = after;
+	}
+	t.all = total / it;
+	for (int q = 0; q < nstates; q++)
+		t.st[q] = t.n[q] ? median_of(per_state[q], t.n[q]) : 0;
+	return t;
+}
+
+/* Rank 0's line: "test bytes figure unit", and the states when probed.
+ * conv turns seconds per iteration into the figure. */
+static void report(const char *what, size_t bytes, const char *fmt, const char *unit,
+		   struct timing t, double (*conv)(double s, size_t bytes))
+{
+	if (rank != 0)
+		return;
+	printf("%s %zu ", what, bytes);
+	printf(fmt, conv(t.all, bytes));
+	printf(" %s", unit);
+	for (int q = 0; probe_line && q < nstates; q++) {
+		printf(" %s ", nstates == 2 && q == 1 ? "slow" : state_name[q]);
+		if (t.n[q])
+			printf(fmt, conv(t.st[q], bytes));
+		else
+			printf("nan");
+		printf(" %d", t.n[q]);
+	}
+	printf("\n");
+}
+
 /* One ping-pong between ranks 0 and 1. */
 static void round_trip(char *b, size_t bytes)
 {
@@ -47,22 +299,40 @@ static void round_trip(char *b, size_t bytes)
 	}
 }
 
+struct rt_arg {
+	char *b;
+	size_t bytes;
+};
+
+static void rt_step(void *a)
+{
+	struct rt_arg *x = a;
+
+	round_trip(x->b, x->bytes);
+}
+
+static double one_way_us(double s, size_t bytes)
+{
+	(void)bytes;
+	return s * 1e6 / 2.0;
+}
+
 static void lat(size_t bytes)
 {
-	char *b = malloc(bytes + 1);
+	struct rt_arg a = {malloc(bytes + 1), bytes};
 	int it = iters_for(bytes, 100000), warm = it / 10 + 10;
 	double t0 = 0;
 
-	memset(b, 1, bytes + 1);
+	if (per_size_ms > 0 && warm > 1000)
+		warm = 1000;
+	memset(a.b, 1, bytes + 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = 0; i < it + warm; i++) {
-		if (i == warm)
-			t0 = MPI_Wtime();
-		round_trip(b, bytes);
-	}
-	if (rank == 0)
-		printf("lat %zu %.3f us\n", bytes, (MPI_Wtime() - t0) * 1e6 / (2.0 * it));
-	free(b);
+	t0 = MPI_Wtime();
+	for (int i = 0; i < warm; i++)
+		round_trip(a.b, bytes);
+	it = fit_iters(MPI_Wtime() - t0, warm, it);
+	report("lat", bytes, "%.3f", "us", timed(rt_step, &a, it), one_way_us);
+	free(a.b);
 }
 
 /* The first round trips of a new pair, timed in blocks of 500 with no
@@ -93,13 +363,75 @@ static void warm(size_t bytes)
 	free(b);
 }
 
-/* Window of non-blocking sends, one reused buffer (OSU style); bidirectional
- * when both ranks send. */
-static void bw(size_t bytes, int bidir)
+/* One window of non-blocking sends (OSU style), acknowledged by the
+ * receiver; bidirectional when both ranks send (then a barrier ends it).
+ * The receiver's buffer r holds `rstride` bytes per receive: 0 reuses one
+ * buffer (osu_bw), the message size gives each receive its own (a rate
+ * test's distinct messages). */
+static void window(char *s, char *r, size_t bytes, size_t rstride, int bidir)
 {
-	char *s = malloc(bytes + 1), *r = malloc(bytes * (bidir ? 1 : 1) + 1);
-	int it = iters_for(bytes, 2000) / 4 + 5, warm = 5, ack = 0;
 	MPI_Request rq[2 * WINDOW];
+	int n = 0, ack = 0;
+
+	if (rank == 0 || (bidir && rank == 1)) {
+		int peer = 1 - rank;
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Isend(s, (int)bytes, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
+		if (bidir)
+			for (int w = 0; w < WINDOW; w++)
+				MPI_Irecv(r + rstride * w, (int)bytes, MPI_CHAR, peer, 2,
+					  MPI_COMM_WORLD, &rq[n++]);
+		MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+		if (!bidir)
+			MPI_Recv(&ack, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (rank == 1) {
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Irecv(r + rstride * w, (int)bytes, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &rq[n++]);
+		MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+		MPI_Send(&ack, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+	}
+	if (bidir)
+		MPI_Barrier(MPI_COMM_WORLD);
+}
+
+struct win_arg {
+	char *s, *r;
+	size_t bytes, rstride;
+	int bidir;
+};
+
+static void win_step(void *a)
+{
+	struct win_arg *x = a;
+
+	window(x->s, x->r, x->bytes, x->rstride, x->bidir);
+}
+
+static double gbps(double s, size_t bytes)
+{
+	return (double)bytes * WINDOW / s / 1e9;
+}
+
+static double gbps2(double s, size_t bytes)
+{
+	return 2 * gbps(s, bytes);
+}
+
+static double mmsgs(double s, size_t bytes)
+{
+	(void)bytes;
+	return WINDOW / s / 1e6;
+}
+
+/* Windows into one reused buffer: bandwidth (bw, bibw); or, for `rate`,
+ * into a buffer per receive, in messages per second. */
+static void windows(const char *what, size_t bytes, int bidir, int is_rate)
+{
+	size_t rstride = is_rate ? bytes : 0;
+	struct win_arg a = {malloc(bytes + 1), malloc(rstride * WINDOW + bytes + 1), bytes, rstride,
+			    bidir};
+	int it = is_rate ? 10000 : iters_for(bytes, 2000) / 4 + 5, warm = is_rate ? 500 : 5;
+	double t0;
 
 	/* A slow wire (bench/rails.sh shapes NICs to 1 Gb/s) needs fewer
 	 * windows than memory speed does. */
@@ -109,68 +441,21 @@ static void bw(size_t bytes, int bidir)
 		if (it < 1)
 			it = 1;
 	}
-	double t0 = 0;
-
-	memset(s, 2, bytes + 1);
-	memset(r, 0, bytes + 1);
+	if (per_size_ms > 0 && warm > 50)
+		warm = 50;
+	memset(a.s, 2, bytes + 1);
+	memset(a.r, 0, rstride * WINDOW + bytes + 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = 0; i < it + warm; i++) {
-		int n = 0;
-		if (i == warm)
-			t0 = MPI_Wtime();
-		if (rank == 0 || (bidir && rank == 1)) {
-			int peer = 1 - rank;
-			for (int w = 0; w < WINDOW; w++)
-				MPI_Isend(s, (int)bytes, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
-			if (bidir)
-				for (int w = 0; w < WINDOW; w++)
-					MPI_Irecv(r, (int)bytes, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &rq[n++]);
-			MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-			if (!bidir)
-				MPI_Recv(&ack, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else if (rank == 1) {
-			for (int w = 0; w < WINDOW; w++)
-				MPI_Irecv(r, (int)bytes, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &rq[n++]);
-			MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-			MPI_Send(&ack, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
-		}
-		if (bidir)
-			MPI_Barrier(MPI_COMM_WORLD);
-	}
-	if (rank == 0) {
-		double t = MPI_Wtime() - t0;
-		printf("%s %zu %.4g GB/s\n", bidir ? "bibw" : "bw", bytes,
-		       (double)bytes * WINDOW * it * (bidir ? 2 : 1) / t / 1e9);
-	}
-	free(s);
-	free(r);
-}
-
-static void rate(void)
-{
-	char s[8] = {0}, r[8 * WINDOW];
-	int it = 10000, warm = 500, ack = 0;
-	MPI_Request rq[WINDOW];
-	double t0 = 0;
-
-	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = 0; i < it + warm; i++) {
-		if (i == warm)
-			t0 = MPI_Wtime();
-		if (rank == 0) {
-			for (int w = 0; w < WINDOW; w++)
-				MPI_Isend(s, 8, MPI_CHAR, 1, 4, MPI_COMM_WORLD, &rq[w]);
-			MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
-			MPI_Recv(&ack, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else if (rank == 1) {
-			for (int w = 0; w < WINDOW; w++)
-				MPI_Irecv(r + 8 * w, 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD, &rq[w]);
-			MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
-			MPI_Send(&ack, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
-		}
-	}
-	if (rank == 0)
-		printf("rate 8 %.3f Mmsg/s\n", (double)WINDOW * it / (MPI_Wtime() - t0) / 1e6);
+	t0 = MPI_Wtime();
+	for (int i = 0; i < warm; i++)
+		win_step(&a);
+	it = fit_iters(MPI_Wtime() - t0, warm, it);
+	if (is_rate)
+		report(what, bytes, "%.3f", "Mmsg/s", timed(win_step, &a, it), mmsgs);
+	else
+		report(what, bytes, "%.4g", "GB/s", timed(win_step, &a, it), bidir ? gbps2 : gbps);
+	free(a.s);
+	free(a.r);
 }
 
 /* Receiving messages that are already there (the unexpected path): rank 0
@@ -373,12 +658,37 @@ static void app(const char *what, size_t bytes)
 	free(rb);
 }
 
+/* One run of a test that takes a size. */
+static void sized(const char *what, size_t bytes)
+{
+	if (!strcmp(what, "lat"))
+		lat(bytes);
+	else if (!strcmp(what, "warm"))
+		warm(bytes);
+	else if (!strcmp(what, "bw"))
+		windows(what, bytes, 0, 0);
+	else if (!strcmp(what, "bibw"))
+		windows(what, bytes, 1, 0);
+	else if (!strcmp(what, "rate"))
+		windows(what, bytes, 0, 1);
+	else if (!strcmp(what, "halo") || !strcmp(what, "vhalo") || !strcmp(what, "cg"))
+		app(what, bytes);
+	else
+		coll(what, bytes);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "lat";
-	size_t bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : 8;
+	const char *spec = argc > 2 ? argv[2] : "8";
+	char *end;
+	size_t lo = strtoull(spec, &end, 0), hi = lo;
 	double t_start = now_real();
 
+	if (*end == ':')
+		hi = strtoull(end + 1, NULL, 0);
+	if (argc > 3)
+		per_size_ms = atof(argv[3]);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -388,22 +698,31 @@ int main(int argc, char **argv)
 		printf("init %d %.3f ms\n", size, (now_real() - t_start) * 1e3);
 		return 0;
 	}
-	if (!strcmp(what, "lat"))
-		lat(bytes);
-	else if (!strcmp(what, "warm"))
-		warm(bytes);
-	else if (!strcmp(what, "bw"))
-		bw(bytes, 0);
-	else if (!strcmp(what, "bibw"))
-		bw(bytes, 1);
-	else if (!strcmp(what, "rate"))
-		rate();
-	else if (!strcmp(what, "late"))
+	if (!strcmp(what, "lat") || !strcmp(what, "bw") || !strcmp(what, "bibw") ||
+	    !strcmp(what, "rate")) {
+		states_setup();
+		probe_setup();
+	}
+	if (!strcmp(what, "late")) {
 		late();
-	else if (!strcmp(what, "halo") || !strcmp(what, "vhalo") || !strcmp(what, "cg"))
-		app(what, bytes);
-	else
-		coll(what, bytes);
+	} else if (*end == ',') {
+		/* A list: every size named, in order. */
+		for (const char *q = spec; *q; q = *end ? end + 1 : end) {
+			sized(what, strtoull(q, &end, 0));
+			fflush(stdout);
+		}
+	} else if (hi > lo) {
+		/* A sweep: LO (0 included), powers of 4 from there, and HI. */
+		if (lo == 0)
+			sized(what, 0);
+		for (size_t b = lo ? lo : 1; b < hi; b *= 4) {
+			sized(what, b);
+			fflush(stdout);
+		}
+		sized(what, hi);
+	} else {
+		sized(what, lo);
+	}
 	MPI_Finalize();
 	return 0;
 }

@@ -55,6 +55,27 @@ check_wrapper() { # label, mpicc, mpirun
 
 check_wrapper "build tree" "$mpicc" "$mpirun"
 
+# The benchmark program the comparison scripts run (bench/mpi/mbench.c)
+# builds warning-free with the wrapper, and its sizes and CPU-state fields
+# are what bench/rounds.sh parses: a list, a sweep (0, powers of 4, the
+# top), and "fast V N mid V N slow V N" with at most 16 slices in all.
+if "$mpicc" -O2 -Wall -Wextra -Werror "$src/bench/mpi/mbench.c" -o "$tmp/mbench" 2>"$tmp/mbench.log"; then
+	ok "bench/mpi/mbench.c builds with -Wall -Wextra -Werror"
+	out=$("$mpirun" -n 2 "$tmp/mbench" lat 0:64 2 2>&1; "$mpirun" -n 2 "$tmp/mbench" rate 8,4096 2 2>&1)
+	sizes=$(echo "$out" | awk '{printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $2}')
+	bad_lines=$(echo "$out" | awk '$5 != "fast" || $8 != "mid" || $11 != "slow" || NF != 13 ||
+		$7 + $10 + $13 > 16 || ($7 > 0) != ($6 != "nan") || ($10 > 0) != ($9 != "nan") ||
+		($13 > 0) != ($12 != "nan") || $3 + 0 <= 0' | wc -l)
+	if [ "$sizes" = "lat:0 lat:1 lat:4 lat:16 lat:64 rate:8 rate:4096" ] && [ "$bad_lines" = 0 ]; then
+		ok "mbench: a sweep, a list, and the CPU-state fields"
+	else
+		bad "mbench output: $out"
+	fi
+else
+	cat "$tmp/mbench.log"
+	bad "bench/mpi/mbench.c builds with -Wall -Wextra -Werror"
+fi
+
 # Installed: a separate build into a fresh prefix.
 if meson setup --prefix="$tmp/inst" -Dtests=false "$tmp/b" "$src" >"$tmp/setup.log" 2>&1 &&
    ninja -C "$tmp/b" install >"$tmp/install.log" 2>&1; then

@@ -22,12 +22,12 @@
 # 4 MiB, bandwidth 1 B to 4 MiB and message rate 1 B to 8 KiB (a window
 # of 64 into a buffer each), powers of 4, each curve one job per
 # configuration (mbench's sweep, ENGINES_MS milliseconds a size, 30 by
-# default). Every figure is the median of REPEATS rounds (5 by default),
-# and each ratio the median of the rounds' own ratios (both sides from
-# the same round, so a round that ran slow for everyone cancels out).
-# Writes engines_sweep.csv (engines_sweep_across.csv) and, with gnuplot
-# (Debian's gnuplot-nox), engines_sweep.png (_across.png): the three
-# curves of the five configurations.
+# default), split by CPU placement (bench/mpi/mbench.c). Every figure is
+# the median of REPEATS rounds (5 by default) in each placement, and each
+# ratio is paired within rounds (bench/rounds.sh, state_table). Writes
+# engines_sweep.csv (engines_sweep_across.csv), the raw slices beside it
+# and, with gnuplot (Debian's gnuplot-nox), engines_sweep.png
+# (_across.png): the three curves of the five configurations.
 # usage: [ENGINES_HOSTS=2] bench/engines.sh [BUILD_DIR] [REPEATS] [rows|sweep]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,8 +108,33 @@ launch() { # config np args...
 . "$here/rounds.sh"
 
 if [ "$mode" = sweep ]; then
-	. "$here/engines_sweep.sh"
-	exit $?
+	ms=${ENGINES_MS:-30}
+	raw=$tmp/sweep.raw
+	base=engines_sweep${across:+_across}
+	csv=$out/$base.csv
+	# The last ratio is the floor of the noise: over matchbox auto is the
+	# tagged engine, the same code measured twice in a round.
+	ratios=(tagged_vs_cm:tagged:ompi-cm host_vs_ob1:host:ompi-ob1
+		auto_vs_best_engine:auto:tagged+host host_vs_tagged:host:tagged auto_vs_tagged:auto:tagged)
+	: >"$raw"
+	state_rounds "$raw" "lat 0:4194304 $ms" "bw 1:4194304 $ms" "rate 1:8192 $ms"
+	cp "$raw" "$out/${base}_raw.txt"
+	{
+		state_header "${ratios[@]}"
+		state_table "$raw" "${ratios[@]}"
+	} >"$csv"
+	column -t -s, "$csv"
+	echo "medians of $reps interleaved rounds by CPU placement, ENGINES_MS=$ms per size"
+	[ -n "$across" ] && echo "(across 2 namespace hosts, one rank a host)"
+	echo "ratios: speed-ups (above 1.0: the first faster) paired by round against the"
+	echo "configuration with the better median; auto_vs_best_engine is auto"
+	echo "over the better of tagged and host (issue 18: at least 0.95); auto_vs_tagged is the"
+	echo "same code twice (auto is the tagged engine over matchbox): the noise floor"
+	state_misses "$csv" 14 0.95
+	echo "wrote $csv"
+	state_plot "$csv" "$out/$base.png" "Point-to-point, 2 ranks$([ -n "$across" ] &&
+		echo ", one on each of two namespace hosts" || echo ", one host"), median of $reps rounds; CPU placements: see bench/mpi/mbench.c" 5
+	exit 0
 fi
 
 printf "%-9s %8s %3s %9s %9s %9s %9s %9s %9s %8s %8s %9s  %s\n" test bytes np tagged host \

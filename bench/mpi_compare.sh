@@ -54,14 +54,14 @@ if [ "$mode" = states ]; then
 	: >"$raw"
 	state_rounds "$raw" "lat 0,8 $ms" "bw 8 $ms" "rate 8 $ms" "lat 1:4194304 $ms" \
 		"bw 1:4194304 $ms" "rate 1:8192 $ms"
-	cp "$raw" "$out/mpi_compare_states_raw.txt"  # round, config, test, bytes, all, fast, n, slow, n
+	cp "$raw" "$out/mpi_compare_states_raw.txt"
 	{
 		state_header "$ratio"
 		state_table "$raw" "$ratio"
 	} >"$csv"
 	column -t -s, "$csv"
 	echo "medians of $reps interleaved rounds in each CPU state, COMPARE_MS=$ms per size;"
-	echo "ours_vs_best: the median over rounds of ours over the best peer of the round"
+	echo "ours_vs_best: ours over the peer with the best median, paired by round, the median"
 	echo "(speed-up: above 1.0 ours is faster; issue 17 asks latency 1.11, i.e. 0.9x the time,"
 	echo "and 1.2 for 8-byte bandwidth and rate)"
 	state_misses "$csv" 10 1.0

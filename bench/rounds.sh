@@ -153,21 +153,27 @@ state_misses() { # csv column limit
 
 # state_plot CSV PNG TITLE N: with gnuplot (Debian's gnuplot-nox), the CSV
 # of state_table as one PNG: latency, bandwidth and rate against size for
-# the first N configurations, a row of panels for each CPU state (fast on
-# top, then mid, then slow). Sizes of 0 bytes sit at 0.5 on the log axis.
+# the first N configurations, a row of panels for each CPU state that every
+# test saw (fast on top, then mid, then slow). Sizes of 0 bytes sit at 0.5 on the log axis.
 state_plot() { # csv png title n
 	command -v gnuplot >/dev/null || { echo "(gnuplot missing: no plot; apt-get install gnuplot-nox)"; return 0; }
-	local names d S t
+	local names d S t states=""
 	names=$(head -1 "$1" | cut -d, -f6-$((5 + $4)) | tr , ' ')
-	# A file per state and test, so that each curve's points are adjacent.
+	# A file per state and test, so that each curve's points are adjacent,
+	# holding the rows with a figure; a placement a test never saw gets no
+	# row of panels (gnuplot stops at a plot with no points).
 	d=$(mktemp -d /tmp/state_plot.XXXXXX)
 	for S in fast mid slow; do
 		for t in lat bw rate; do
-			awk -F, -v S="$S" -v t="$t" '$1 == t && $3 == S' "$1" >"$d/$S.$t"
+			awk -F, -v S="$S" -v t="$t" -v n="$4" '$1 == t && $3 == S {
+				for (i = 6; i < 6 + n; i++) if ($i != "nan") { print; next } }' "$1" >"$d/$S.$t"
+			[ -s "$d/$S.$t" ] || continue 2
 		done
+		states="$states${states:+ }$S"
 	done
+	[ -n "$states" ] || { echo "(no placement with every test: no plot)"; rm -rf "$d"; return 0; }
 	gnuplot <<-EOF
-		set terminal pngcairo size 1500,1300 font ",10" noenhanced
+		set terminal pngcairo size 1500,$((100 + 400 * $(echo $states | wc -w))) font ",10" noenhanced
 		set output "$2"
 		set datafile separator ","
 		set key top left font ",9"
@@ -175,10 +181,10 @@ state_plot() { # csv png title n
 		set logscale x 2
 		set xtics ("0" 0.5, "1" 1, "16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576, "4M" 4194304)
 		set xlabel "bytes"
-		set multiplot layout 3,3 title "$3"
+		set multiplot layout $(echo $states | wc -w),3 title "$3"
 		names = "$names"
 		x(b) = b == 0 ? 0.5 : b
-		do for [S in "fast mid slow"] {
+		do for [S in "$states"] {
 			set key top left
 			set title "Latency (us, lower is better), CPUs ".S
 			set logscale y

@@ -266,6 +266,17 @@ static struct timing timed(step_fn step, void *arg, int it)
 	return t;
 }
 
+/* A test's loop: `warm` steps, then as many as fill per_size_ms (at most
+ * `it`; see fit_iters), timed in slices. */
+static struct timing measure(step_fn step, void *arg, int warm, int it)
+{
+	double t0 = MPI_Wtime();
+
+	for (int i = 0; i < warm; i++)
+		step(arg);
+	return timed(step, arg, fit_iters(MPI_Wtime() - t0, warm, it));
+}
+
 /* Rank 0's line: "test bytes figure unit", and the states when probed.
  * conv turns seconds per iteration into the figure. */
 static void report(const char *what, size_t bytes, const char *fmt, const char *unit,
@@ -321,17 +332,12 @@ static void lat(size_t bytes)
 {
 	struct rt_arg a = {malloc(bytes + 1), bytes};
 	int it = iters_for(bytes, 100000), warm = it / 10 + 10;
-	double t0 = 0;
 
 	if (per_size_ms > 0 && warm > 1000)
 		warm = 1000;
 	memset(a.b, 1, bytes + 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime();
-	for (int i = 0; i < warm; i++)
-		round_trip(a.b, bytes);
-	it = fit_iters(MPI_Wtime() - t0, warm, it);
-	report("lat", bytes, "%.3f", "us", timed(rt_step, &a, it), one_way_us);
+	report("lat", bytes, "%.3f", "us", measure(rt_step, &a, warm, it), one_way_us);
 	free(a.b);
 }
 
@@ -431,7 +437,7 @@ static void windows(const char *what, size_t bytes, int bidir, int is_rate)
 	struct win_arg a = {malloc(bytes + 1), malloc(rstride * WINDOW + bytes + 1), bytes, rstride,
 			    bidir};
 	int it = is_rate ? 10000 : iters_for(bytes, 2000) / 4 + 5, warm = is_rate ? 500 : 5;
-	double t0;
+	struct timing t;
 
 	/* A slow wire (bench/rails.sh shapes NICs to 1 Gb/s) needs fewer
 	 * windows than memory speed does. */
@@ -446,14 +452,11 @@ static void windows(const char *what, size_t bytes, int bidir, int is_rate)
 	memset(a.s, 2, bytes + 1);
 	memset(a.r, 0, rstride * WINDOW + bytes + 1);
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime();
-	for (int i = 0; i < warm; i++)
-		win_step(&a);
-	it = fit_iters(MPI_Wtime() - t0, warm, it);
+	t = measure(win_step, &a, warm, it);
 	if (is_rate)
-		report(what, bytes, "%.3f", "Mmsg/s", timed(win_step, &a, it), mmsgs);
+		report(what, bytes, "%.3f", "Mmsg/s", t, mmsgs);
 	else
-		report(what, bytes, "%.4g", "GB/s", timed(win_step, &a, it), bidir ? gbps2 : gbps);
+		report(what, bytes, "%.4g", "GB/s", t, bidir ? gbps2 : gbps);
 	free(a.s);
 	free(a.r);
 }

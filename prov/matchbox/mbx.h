@@ -690,10 +690,6 @@ extern struct fi_ops_atomic mbx_atomic_ops;
 int mbx_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **out);
 int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
 		     struct fi_atomic_attr *attr, uint64_t flags);
-extern struct fi_ops_atomic mbx_atomic_ops;
-int mbx_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **out);
-int mbx_query_atomic(struct fid_domain *d, enum fi_datatype dt, enum fi_op op,
-		     struct fi_atomic_attr *attr, uint64_t flags);
 extern struct fi_ops_collective mbx_coll_ops;
 
 /* Wire-level entry points used by the data calls (mbx_progress.c). */

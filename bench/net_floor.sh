@@ -26,11 +26,12 @@ trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
 "$cluster" up 2 >/dev/null || exit 1
 h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
 "$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
-configs=(socket tcp net matchbox tagged host)
+configs=(socket tcp)
+fi_info -p net >/dev/null 2>&1 && configs+=(net)
+configs+=(matchbox tagged host)
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)
 fi
-fi_info -p net >/dev/null 2>&1 || configs=("${configs[@]/net/}")
 
 iters() { # bytes -> ping-pong iterations (about half a second)
 	if [ "$1" -ge 65536 ]; then echo 1500; else echo 8000; fi
@@ -68,7 +69,7 @@ once() { # config bytes
 for ((r = 1; r <= rounds; r++)); do
 	for s in $sizes; do
 		for c in "${configs[@]}"; do
-			[ -n "$c" ] && echo "$c $s $(once "$c" "$s")"
+			echo "$c $s $(once "$c" "$s")"
 		done
 	done
 done > "$tmp/raw"

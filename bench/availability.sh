@@ -49,14 +49,7 @@ for ((i = 0; i < reps; i++)); do
 done
 
 # config side bytes base over avail -> medians per (side, bytes, config)
-awk -v cfgs="${configs[*]}" -v csv="$out/availability.csv" '
-function median(list,   n, a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++)
-		for (j = i + 1; j <= n; j++)
-			if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n ? a[int((n + 1) / 2)] : "nan"
-}
+awk -v cfgs="${configs[*]}" -v csv="$out/availability.csv" "$(cat "$here/median.awk")"'
 {
 	k = $2 " " $3
 	av[k, $1] = av[k, $1] " " $6
@@ -76,7 +69,7 @@ END {
 		printf "%-4s %8s", kk[1], kk[2]
 		printf "%s,%s", kk[1], kk[2] > csv
 		for (i = 1; i <= nc; i++) {
-			a = median(av[order[n], c[i]]); t = median(bs[order[n], c[i]])
+			a = med(av[order[n], c[i]], "nan"); t = med(bs[order[n], c[i]], "nan")
 			printf " %5s%% %9s us", a, t
 			printf ",%s,%s", a, t > csv
 		}

@@ -44,7 +44,7 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 	done
 done | tee "$tmp/all" >/dev/null
-awk -v sizes="$sizes" -v ranks="$ranks" '
+awk -v sizes="$sizes" -v ranks="$ranks" "$(cat "$here/median.awk")"'
 	{ t[$1 " " $2] = t[$1 " " $2] " " $4; w[$1 " " $2] += $5; q[$1 " " $2] = $6 }
 	END {
 		printf "%d ranks; us per iteration (median), ratio to generous; credit waits (all ranks, all rounds); SRQ buffers\n", ranks
@@ -57,9 +57,4 @@ awk -v sizes="$sizes" -v ranks="$ranks" '
 			       g ? d / g : 0, g ? v / g : 0, w["default " s[i]], w["starved " s[i]],
 			       q["default " s[i]], q["starved " s[i]]
 		}
-	}
-	function med(str,   a, n, i, j, x) {
-		n = split(str, a, " ")
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
-		return n ? a[int((n + 1) / 2)] : 0
 	}' "$tmp/all"

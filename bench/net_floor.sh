@@ -76,12 +76,7 @@ done > "$tmp/raw"
 
 {
 	echo "one-way latency between two namespace hosts, us, median of $rounds interleaved rounds"
-	awk -v configs="${configs[*]}" -v sizes="$sizes" '
-	function med(str,   a, n, i, j, t) {
-		n = split(str, a, " ")
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n ? a[int((n + 1) / 2)] : ""
-	}
+	awk -v configs="${configs[*]}" -v sizes="$sizes" "$(cat "$here/median.awk")"'
 	NF == 3 && $3 != "" { v[$1 " " $2] = v[$1 " " $2] " " $3 }
 	END {
 		nc = split(configs, c, " "); ns = split(sizes, s, " ")

@@ -62,7 +62,7 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 	done
 done >"$tmp/all"
-awk '
+awk "$(cat "$here/median.awk")"'
 	NF == 4 { v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $4 }
 	END {
 		printf "%-5s %8s %10s %10s %10s %12s %7s\n", "test", "bytes", "matchbox", "rxm",
@@ -78,9 +78,4 @@ awk '
 			       (best > 0 && m != "") ? sprintf("%.2f", m / best) : "-"
 		}
 		print "(lat: us one way; bw: GB/s; rate: Mmsg/s; ratio: matchbox over the better of rxm and ompi-tcp)"
-	}
-	function med(str,   a, n, i, j, t) {
-		n = split(str, a, " ")
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n ? a[int((n + 1) / 2)] : ""
 	}' "$tmp/all"

@@ -27,7 +27,7 @@ bench() {
 }
 export -f run bench
 export build sizes rounds
-"$here/../tests/netns/cluster.sh" run 2 bash -c bench | awk '
+"$here/../tests/netns/cluster.sh" run 2 bash -c bench | awk "$(cat "$here/median.awk")"'
 	{ v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $4 }
 	END {
 		printf "%-5s %9s %14s %14s %7s\n", "what", "bytes", "matchbox", "tcp;ofi_rxm", "ratio"
@@ -40,9 +40,4 @@ export build sizes rounds
 			}
 		}
 		print "(lat: one-way microseconds, median of rounds; bw: MB/s as ftx_bw prints it)"
-	}
-	function med(str,   a, n, i, j, t) {
-		n = split(str, a, " ")
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n ? a[int((n + 1) / 2)] : 0
 	}'

@@ -19,7 +19,7 @@ run() { # provider [env...]: lines "op bytes lat value" tagged with the provider
 		2>/dev/null | awk -v p="$prov" '$1 ~ /^(write|read|atomic)$/ {print $1, p, $2, $3, $4}'
 }
 table() { # peer name; reads "op prov bytes lat value" lines
-	awk -v peer="$1" '
+	awk -v peer="$1" "$(cat "$here/median.awk")"'
 	{ k = $1 " " $2 " " $3; lat[k] = lat[k] " " $4; val[k] = val[k] " " $5; seen[$1 " " $3] = 1 }
 	END {
 		printf "%-6s %9s %12s %12s %7s %12s %12s %7s\n", "op", "bytes", "lat matchbox",
@@ -38,11 +38,6 @@ table() { # peer name; reads "op prov bytes lat value" lines
 		print "(latency: microseconds from post to local completion, one at a time;"
 		print " write/read: MB/s with 64 outstanding; atomic: 8-byte fetch-add latency and"
 		print " millions of 8-byte atomic adds per second, 64 outstanding; medians of rounds)"
-	}
-	function med(str,   a, n, i, j, t) {
-		n = split(str, a, " ")
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n ? a[int((n + 1) / 2)] : 0
 	}'
 }
 echo "== one host: matchbox against shm ($rounds rounds)"

@@ -61,7 +61,8 @@ run() { # config mode -> one-way us
 		MATCHBOX_MPI_ENGINE=$c ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 \
 			-x MATCHBOX_MPI_ENGINE -x CFG -x MODE --timeout 60 \
-			"$tmp/rec" "$tmp/mb" lat "$bytes" 2000 2>/dev/null | awk '$1 == "lat" { print $3 }' ;;
+			"$tmp/rec" "$tmp/mb" lat "$bytes" 2000 2>/dev/null |
+			awk '$1 == "lat" { printf "%.2f\n", $3 }' ;;
 	esac
 }
 

@@ -75,10 +75,12 @@ timeline() { # config
 	done | sort -n -k1,1
 }
 
-# Receives that return a message (recvfrom, nr 45, at least BYTES), their
-# length, and whether the sender's sendmsg (nr 46) had returned.
+# The receives that bring a message in (recvfrom, nr 45, returning at least
+# BYTES): their durations' median and 90th percentile, then the share read
+# while the sender's sendmsg (nr 46) had not yet returned.
 recv_stats() { # config
-	timeline "$1" | awk -v bytes="$bytes" '
+	local early
+	early=$(timeline "$1" | awk -v bytes="$bytes" -v durs="$tmp/$1.durs" '
 	$3 == "in" { start[$2] = $1 }
 	$3 == "in" && $4 == 46 { pend[$2] = 1 }
 	$3 == "out" && $4 == 46 && pend[$2] == 1 { pend[$2] = 2 }
@@ -86,12 +88,12 @@ recv_stats() { # config
 		o = 1 - $2
 		if (pend[o]) { n++; early += pend[o] == 1 }
 		pend[o] = 0
-		print "d", $1 - start[$2]
+		print $1 - start[$2] > durs
 	}
-	END { print "e", n ? 100 * early / n : 0 }' > "$tmp/$1.recv"
-	grep '^d' "$tmp/$1.recv" | cut -d' ' -f2 | sort -n |
+	END { printf "%.0f", n ? 100 * early / n : 0 }')
+	sort -n "$tmp/$1.durs" 2>/dev/null |
 		awk '{ a[NR] = $1 } END { if (NR) printf "%.1f %.1f", a[int(NR * .5) + 1], a[int(NR * .9) + 1]; else printf "- -" }'
-	printf " %.0f" "$(awk '$1 == "e" { print $2 }' "$tmp/$1.recv")"
+	echo " $early"
 }
 
 # Of the samples inside the read (tcp_recvmsg_locked), the share with a

@@ -3,7 +3,9 @@
 # (tests/netns/cluster.sh), for matchbox alone (fi_pingpong -p matchbox) and
 # for our MPI's tagged and host engines over it (bench/mpi/mbench.c lat):
 # the same provider, the same connection, the same system calls per message,
-# yet the MPI runs are slower from 2 to 16 KiB (bench/net_floor.sh). Each
+# yet the MPI runs are slower from 2 to 16 KiB (bench/net_floor.sh; why:
+# bench/net_state.sh, a small message puts the connection in a slower
+# state, and the MPI's barriers send small messages). Each
 # configuration runs twice under perf: once recording every system call's
 # entry and exit on both ranks (one clock, so the two timelines merge), once
 # sampling the call stacks. Printed per configuration:

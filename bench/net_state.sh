@@ -1,0 +1,98 @@
+#!/bin/bash
+# Two timings of one TCP connection between two namespace hosts
+# (tests/netns/cluster.sh): a ping-pong of BYTES over matchbox alone (raw
+# fi_tinject/fi_trecv, bench/mpi/netstate.c; MPI only swaps the names) runs
+# in 12 blocks of 1000 round trips, and before block 6 the ranks trade one
+# message of another size on another tag. Configurations, interleaved in
+# each of ROUNDS rounds:
+#   matchbox none     nothing traded (the control);
+#   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends;
+#   matchbox pp 4095  a round trip of nearly the ping-pong's size;
+#   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone.
+# Printed per configuration: the medians of the blocks before and after, per
+# round, and the median over rounds of after/before. With PERF=1, one more
+# matchbox pp 8 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
+# and the second before and after the trade are split by where the kernel
+# was: the share of the read's samples that transmit (an acknowledgement
+# sent from inside recvfrom) and of the send's that process the socket's
+# backlog (the peer's acknowledgement, taken in while sendmsg held the
+# socket). Needs root; PERF=1 needs perf (linux-perf). Writes
+# bench/results/net_state.txt.
+# usage: bench/net_state.sh [BUILD_DIR] [ROUNDS] [BYTES]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+rounds=${2:-3}
+bytes=${3:-4096}
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
+cluster=$here/../tests/netns/cluster.sh
+tmp=$(mktemp -d /tmp/netstate.XXXXXX)
+trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
+"$cluster" up 2 >/dev/null || exit 1
+"$b/mpi/mpicc" -O2 "$here/mpi/netstate.c" -o "$tmp/ns" -lfabric || exit 1
+
+run() { # provider kind other-bytes [wrapper...] -> "before after"
+	local prov=$1 kind=$2 other=$3
+	shift 3
+	NETSTATE_PROV=$prov FI_TCP_IFACE=eth0 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
+		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x NETSTATE_PROV \
+		-x FI_TCP_IFACE -x NETSTATE_MARK --timeout 120 "$@" "$tmp/ns" "$bytes" 1000 12 6 \
+		"$kind" "$other" 2>"$tmp/err" | awk '/ before / { print $(NF - 2), $NF }'
+}
+
+configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8")
+mkdir -p "$here/results"
+{
+	printf "%s-byte ping-pong between two namespace hosts, one-way us: medians of the\n" "$bytes"
+	printf "6 blocks of 1000 round trips before and after one other message is traded\n"
+	printf "%-18s %-44s %s\n" config "before -> after, per round" "after/before (median)"
+	declare -A res
+	for ((r = 0; r < rounds; r++)); do
+		for c in "${configs[@]}"; do
+			res[$c]+="$(run $c) "
+		done
+	done
+	for c in "${configs[@]}"; do
+		set -- ${res[$c]}
+		line="" ratios=""
+		while [ $# -ge 2 ]; do
+			line+="$1->$2 "
+			ratios+="$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }') "
+			shift 2
+		done
+		printf "%-18s %-44s %s\n" "${c% 0}" "$line" \
+			"$(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -n |
+				awk '{ a[NR] = $1 } END { if (NR) printf "%.2f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')"
+	done
+
+	[ "${PERF:-0}" = 1 ] || exit 0
+	command -v perf >/dev/null || { echo "PERF=1 needs perf (apt-get install linux-perf)"; exit 0; }
+	cat > "$tmp/rec" <<EOF
+#!/bin/sh
+[ "\$PMIX_RANK" = 1 ] || exec "\$@"
+exec perf record -q -k CLOCK_REALTIME -g -e cpu-clock -F 20000 -o "$tmp/perf.data" "\$@"
+EOF
+	chmod +x "$tmp/rec"
+	export NETSTATE_MARK=1
+	echo
+	echo "rank 1 profiled, matchbox pp 8: $(run matchbox pp 8 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
+	mark=$(awk '/disturbance at/ { print $NF }' "$tmp/err")
+	perf script -i "$tmp/perf.data" -F time,ip,sym 2>/dev/null | awk -v m="${mark:-0}" '
+	BEGIN { m += 0 }
+	function done_sample() {
+		if (t == "" || t < m - 1 || t >= m + 1) return
+		k = t < m ? 1 : 2
+		if (rd) { reads[k]++; if (tx) ackrd[k]++ }
+		if (sd) { sends[k]++; if (bl) blsd[k]++ }
+	}
+	/^[0-9]/ { done_sample(); t = substr($1, 1, length($1) - 1) + 0; rd = tx = sd = bl = 0; next }
+	$2 == "tcp_recvmsg" { rd = 1 } $2 == "__tcp_transmit_skb" { tx = 1 }
+	$2 == "tcp_sendmsg" { sd = 1 } $2 == "__release_sock" { bl = 1 }
+	END {
+		done_sample()
+		for (k = 1; k <= 2; k++)
+			printf "%-7s read samples %5d, transmitting %3.0f%%; send samples %5d, in the backlog %3.0f%%\n",
+				k == 1 ? "before" : "after", reads[k], reads[k] ? 100 * ackrd[k] / reads[k] : 0,
+				sends[k], sends[k] ? 100 * blsd[k] / sends[k] : 0
+	}'
+} | tee "$here/results/net_state.txt"

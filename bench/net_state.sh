@@ -18,6 +18,8 @@
 # backlog (the peer's acknowledgement, taken in while sendmsg held the
 # socket). Needs root; PERF=1 needs perf (linux-perf). Writes
 # bench/results/net_state.txt.
+# BYTES is at most the provider's inject size (4 KiB for matchbox): every send
+# is an inject, as fi_pingpong's are.
 # usage: bench/net_state.sh [BUILD_DIR] [ROUNDS] [BYTES]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -11,6 +11,8 @@
  * NETSTATE_PROV names another; with NETSTATE_MARK set, rank 1 prints the
  * disturbance's CLOCK_REALTIME time to stderr.
  *
+ * Both sizes must fit the provider's inject size (every send is an inject).
+ *
  * usage: netstate BYTES ITERS BLOCKS P none|pp|both [OTHER_BYTES]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -116,7 +118,8 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void open_endpoint(void)
+/* Opens the endpoint and learns the peer; returns the provider's inject size. */
+static size_t open_endpoint(void)
 {
 	const char *prov = getenv("NETSTATE_PROV");
 	struct fi_info *hints = fi_allocinfo(), *info;
@@ -140,6 +143,8 @@ static void open_endpoint(void)
 	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
 	    (ret = fi_ep_bind(ep, &av->fid, 0)) || (ret = fi_enable(ep)))
 		fail("endpoint set-up", ret);
+	size_t inject = info->tx_attr->inject_size;
+
 	fi_freeinfo(hints);
 	fi_freeinfo(info);
 
@@ -153,6 +158,7 @@ static void open_endpoint(void)
 	MPI_Allgather(name, NAME_MAX_LEN, MPI_BYTE, names, NAME_MAX_LEN, MPI_BYTE, MPI_COMM_WORLD);
 	if (fi_av_insert(av, names + NAME_MAX_LEN * (1 - rank), 1, &peer, 0, NULL) != 1)
 		fail("fi_av_insert", FI_EINVAL);
+	return inject;
 }
 
 int main(int argc, char **argv)
@@ -182,7 +188,15 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	open_endpoint();
+	size_t inject = open_endpoint();
+
+	/* Every send is an inject, as fi_pingpong's small ones are. */
+	if (bytes > inject || other > inject) {
+		if (rank == 0)
+			fprintf(stderr, "netstate: sizes above the provider's inject size (%zu)\n",
+				inject);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
 
 	double *t = calloc((size_t)blocks, sizeof(*t));
 

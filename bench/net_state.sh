@@ -1,14 +1,16 @@
 #!/bin/bash
 # Two timings of one TCP connection between two namespace hosts
 # (tests/netns/cluster.sh): a ping-pong of BYTES over matchbox alone (raw
-# fi_tinject/fi_trecv, bench/mpi/netstate.c; MPI only swaps the names) runs
+# tagged calls, bench/mpi/netstate.c; MPI only swaps the names) runs
 # in 12 blocks of 1000 round trips, and before block 6 the ranks trade one
 # message of another size on another tag. Configurations, interleaved in
 # each of ROUNDS rounds:
 #   matchbox none     nothing traded (the control);
 #   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends;
 #   matchbox pp 4095  a round trip of nearly the ping-pong's size;
-#   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone.
+#   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone;
+#   tcp pp 1024       1 KiB over it (matchbox's 8-byte message is 200 bytes on
+#                     the wire with its header, tcp's own about 60).
 # Printed per configuration: the medians of the blocks before and after, per
 # round, and the median over rounds of after/before. With PERF=1, one more
 # matchbox pp 8 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
@@ -18,8 +20,6 @@
 # backlog (the peer's acknowledgement, taken in while sendmsg held the
 # socket). Needs root; PERF=1 needs perf (linux-perf). Writes
 # bench/results/net_state.txt.
-# BYTES is at most the provider's inject size (4 KiB for matchbox): every send
-# is an inject, as fi_pingpong's are.
 # usage: bench/net_state.sh [BUILD_DIR] [ROUNDS] [BYTES]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,12 +42,12 @@ run() { # provider kind other-bytes [wrapper...] -> "before after"
 		"$kind" "$other" 2>"$tmp/err" | awk '/ before / { print $(NF - 2), $NF }'
 }
 
-configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8")
+configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8" "tcp pp 1024")
 mkdir -p "$here/results"
 {
 	printf "%s-byte ping-pong between two namespace hosts, one-way us: medians of the\n" "$bytes"
 	printf "6 blocks of 1000 round trips before and after one other message is traded\n"
-	printf "%-18s %-44s %s\n" config "before -> after, per round" "after/before (median)"
+	printf "%-18s %s | %s\n" config "before->after, per round" "after/before (median)"
 	declare -A res
 	for ((r = 0; r < rounds; r++)); do
 		for c in "${configs[@]}"; do
@@ -62,7 +62,7 @@ mkdir -p "$here/results"
 			ratios+="$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }') "
 			shift 2
 		done
-		printf "%-18s %-44s %s\n" "${c% 0}" "$line" \
+		printf "%-18s %s| %s\n" "${c% 0}" "$line" \
 			"$(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -n |
 				awk '{ a[NR] = $1 } END { if (NR) printf "%.2f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')"
 	done

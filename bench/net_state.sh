@@ -10,7 +10,11 @@
 #   matchbox pp 4095  a round trip of nearly the ping-pong's size;
 #   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone;
 #   tcp pp 1024       1 KiB over it (matchbox's 8-byte message is 200 bytes on
-#                     the wire with its header, tcp's own about 60).
+#                     the wire with its header, tcp's own about 60);
+#   ours pp 1024      the loop and the trade in MPI_Send/MPI_Recv (NETSTATE_MPI),
+#                     our MPI's tagged engine over matchbox;
+#   ob1 pp 8, 1024    the same under Open MPI's OB1 and its tcp BTL (when
+#                     Open MPI is installed).
 # Printed per configuration: the medians of the blocks before and after, per
 # round, and the median over rounds of after/before. With PERF=1, one more
 # matchbox pp 8 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
@@ -33,16 +37,34 @@ trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
 "$cluster" up 2 >/dev/null || exit 1
 "$b/mpi/mpicc" -O2 "$here/mpi/netstate.c" -o "$tmp/ns" -lfabric || exit 1
 
-run() { # provider kind other-bytes [wrapper...] -> "before after"
-	local prov=$1 kind=$2 other=$3
+run() { # config kind other-bytes [wrapper...] -> "before after"
+	local cfg=$1 kind=$2 other=$3 args
 	shift 3
-	NETSTATE_PROV=$prov FI_TCP_IFACE=eth0 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
-		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x NETSTATE_PROV \
-		-x FI_TCP_IFACE -x NETSTATE_MARK --timeout 120 "$@" "$tmp/ns" "$bytes" 1000 12 6 \
-		"$kind" "$other" 2>"$tmp/err" | awk '/ before / { print $(NF - 2), $NF }'
+	args=("$bytes" 1000 12 6 "$kind" "$other")
+	case $cfg in
+	ob1) # Open MPI's OB1 over its tcp BTL, as bench/net_floor.sh starts it
+		ip netns exec mbx-h0 unshare --uts sh -c 'hostname mbx-h0 && exec "$@"' sh \
+			timeout 60 mpirun.openmpi --allow-run-as-root --bind-to none \
+			--host "$h0:1,$h1:1" -n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" \
+			--mca rtc_hwloc_vmhole none --mca btl_tcp_if_include eth0 \
+			--mca oob_tcp_if_include eth0 --mca pml ob1 --mca btl tcp,self \
+			--mca btl_tcp_disable_family 6 -x NETSTATE_MPI=1 "$tmp/ns.ompi" "${args[@]}" ;;
+	ours) NETSTATE_MPI=1 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
+		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x NETSTATE_MPI \
+		--timeout 120 "$tmp/ns" "${args[@]}" ;;
+	*) NETSTATE_PROV=$cfg FI_TCP_IFACE=eth0 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 \
+		--ppn 1 --host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x NETSTATE_PROV \
+		-x FI_TCP_IFACE -x NETSTATE_MARK --timeout 120 "$@" "$tmp/ns" "${args[@]}" ;;
+	esac 2>"$tmp/err" | awk '/ before / { print $(NF - 2), $NF }'
 }
 
-configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8" "tcp pp 1024")
+h0=$("$cluster" addr 0)
+h1=$("$cluster" addr 1)
+configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8" "tcp pp 1024"
+	"ours pp 1024")
+command -v mpicc.openmpi >/dev/null &&
+	mpicc.openmpi -O2 "$here/mpi/netstate.c" -o "$tmp/ns.ompi" -lfabric &&
+	configs+=("ob1 pp 8" "ob1 pp 1024")
 mkdir -p "$here/results"
 {
 	printf "%s-byte ping-pong between two namespace hosts, one-way us: medians of the\n" "$bytes"

@@ -7,7 +7,9 @@
  * exchange one message of another size on another tag (kind "pp": rank 0
  * sends, rank 1 answers; "both": both send at once), or nothing ("none").
  * Prints each block's mean one-way time in microseconds, then the medians
- * of the blocks before and after P. The provider is matchbox unless
+ * of the blocks before and after P. With NETSTATE_MPI set the loop and the
+ * trade are MPI_Send/MPI_Recv of whatever MPI it is built with (to put Open
+ * MPI's OB1 through the same). The provider is matchbox unless
  * NETSTATE_PROV names another; with NETSTATE_MARK set, rank 1 prints the
  * disturbance's CLOCK_REALTIME time to stderr.
  *
@@ -109,11 +111,25 @@ static void post_recv(void *buf, size_t len, uint64_t tag, struct op *o)
 		fail("fi_trecv", (long)ret);
 }
 
+static int use_mpi; /* NETSTATE_MPI: the loop is MPI_Send/MPI_Recv instead */
+
 /* One round trip on `tag`: rank 0 sends first. */
 static void round_trip(int rank, char *sbuf, char *rbuf, size_t len, uint64_t tag)
 {
 	struct op r;
 
+	if (use_mpi) {
+		int n = (int)len, peer_rank = 1 - rank;
+
+		if (rank == 0) {
+			MPI_Send(sbuf, n, MPI_BYTE, peer_rank, (int)tag, MPI_COMM_WORLD);
+			MPI_Recv(rbuf, n, MPI_BYTE, peer_rank, (int)tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(rbuf, n, MPI_BYTE, peer_rank, (int)tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(sbuf, n, MPI_BYTE, peer_rank, (int)tag, MPI_COMM_WORLD);
+		}
+		return;
+	}
 	if (rank == 0) {
 		send_now(sbuf, len, tag);
 		post_recv(rbuf, len, tag, &r);
@@ -206,7 +222,9 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	open_endpoint();
+	use_mpi = getenv("NETSTATE_MPI") != NULL;
+	if (!use_mpi)
+		open_endpoint();
 	send_op.done = 1;
 
 	double *t = calloc((size_t)blocks, sizeof(*t));
@@ -226,6 +244,9 @@ int main(int argc, char **argv)
 		}
 		if (k == p && !strcmp(kind, "pp")) {
 			round_trip(rank, sbuf, rbuf, other, TAG_OTHER);
+		} else if (k == p && !strcmp(kind, "both") && use_mpi) {
+			MPI_Sendrecv(sbuf, (int)other, MPI_BYTE, 1 - rank, TAG_OTHER, rbuf, (int)other,
+				     MPI_BYTE, 1 - rank, TAG_OTHER, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else if (k == p && !strcmp(kind, "both")) {
 			struct op r;
 
@@ -247,13 +268,15 @@ int main(int argc, char **argv)
 		printf("| before %.2f after %.2f\n", before, after);
 	}
 	free(t);
-	wait_op(&send_op);
-	MPI_Barrier(MPI_COMM_WORLD);
-	fi_close(&ep->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
+	if (!use_mpi) {
+		wait_op(&send_op);
+		MPI_Barrier(MPI_COMM_WORLD);
+		fi_close(&ep->fid);
+		fi_close(&av->fid);
+		fi_close(&cq->fid);
+		fi_close(&domain->fid);
+		fi_close(&fabric->fid);
+	}
 	MPI_Finalize();
 	return 0;
 }

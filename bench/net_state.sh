@@ -9,8 +9,8 @@
 #   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends;
 #   matchbox pp 4095  a round trip of nearly the ping-pong's size;
 #   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone;
-#   tcp pp 1024       1 KiB over it (matchbox's 8-byte message is 200 bytes on
-#                     the wire with its header, tcp's own about 60);
+#   tcp pp 1024       1 KiB over it (matchbox's 8-byte message is 168 bytes on
+#                     the wire with its headers, tcp's own far fewer);
 #   ours pp 1024      the loop and the trade in MPI_Send/MPI_Recv (NETSTATE_MPI),
 #                     our MPI's tagged engine over matchbox;
 #   ob1 pp 8, 1024    the same under Open MPI's OB1 and its tcp BTL (when

@@ -26,6 +26,7 @@ trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
 "$cluster" up 2 >/dev/null || exit 1
 h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
 "$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
+. "$here/ompi_netns.sh"
 configs=(socket tcp)
 fi_info -p net >/dev/null 2>&1 && configs+=(net)
 configs+=(matchbox tagged host)
@@ -56,13 +57,9 @@ once() { # config bytes
 	tagged | host) MATCHBOX_MPI_ENGINE=$1 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x MATCHBOX_MPI_ENGINE \
 		--timeout 60 "$tmp/mb.ours" lat "$2" 300 2>/dev/null | awk '$1 == "lat" { print $3 }' ;;
-	ob1) ip netns exec mbx-h0 unshare --uts sh -c 'hostname mbx-h0 && exec "$@"' sh \
-		timeout 60 mpirun.openmpi --allow-run-as-root --bind-to none \
-		--host "$h0:1,$h1:1" -n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" \
-		--mca rtc_hwloc_vmhole none --mca btl_tcp_if_include eth0 \
-		--mca oob_tcp_if_include eth0 --mca pml ob1 --mca btl tcp,self \
-		--mca btl_tcp_disable_family 6 "$tmp/mb.ompi" lat "$2" 300 2>/dev/null |
-		awk '$1 == "lat" { print $3 }' ;;
+	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
+		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
+		"$tmp/mb.ompi" lat "$2" 300 2>/dev/null | awk '$1 == "lat" { print $3 }' ;;
 	esac
 }
 

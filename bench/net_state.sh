@@ -36,19 +36,16 @@ tmp=$(mktemp -d /tmp/netstate.XXXXXX)
 trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
 "$cluster" up 2 >/dev/null || exit 1
 "$b/mpi/mpicc" -O2 "$here/mpi/netstate.c" -o "$tmp/ns" -lfabric || exit 1
+. "$here/ompi_netns.sh"
 
 run() { # config kind other-bytes [wrapper...] -> "before after"
 	local cfg=$1 kind=$2 other=$3 args
 	shift 3
 	args=("$bytes" 1000 12 6 "$kind" "$other")
 	case $cfg in
-	ob1) # Open MPI's OB1 over its tcp BTL, as bench/net_floor.sh starts it
-		ip netns exec mbx-h0 unshare --uts sh -c 'hostname mbx-h0 && exec "$@"' sh \
-			timeout 60 mpirun.openmpi --allow-run-as-root --bind-to none \
-			--host "$h0:1,$h1:1" -n 2 --mca plm_rsh_agent "$here/../tests/netns/nsrsh" \
-			--mca rtc_hwloc_vmhole none --mca btl_tcp_if_include eth0 \
-			--mca oob_tcp_if_include eth0 --mca pml ob1 --mca btl tcp,self \
-			--mca btl_tcp_disable_family 6 -x NETSTATE_MPI=1 "$tmp/ns.ompi" "${args[@]}" ;;
+	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
+		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
+		-x NETSTATE_MPI=1 "$tmp/ns.ompi" "${args[@]}" ;;
 	ours) NETSTATE_MPI=1 ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 		--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x NETSTATE_MPI \
 		--timeout 120 "$tmp/ns" "${args[@]}" ;;
@@ -85,8 +82,7 @@ mkdir -p "$here/results"
 			shift 2
 		done
 		printf "%-18s %s| %s\n" "${c% 0}" "$line" \
-			"$(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -n |
-				awk '{ a[NR] = $1 } END { if (NR) printf "%.2f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')"
+			"$(awk -v l="$ratios" "$(cat "$here/median.awk")"'BEGIN { printf "%.2f", med(l, 0) }')"
 	done
 
 	[ "${PERF:-0}" = 1 ] || exit 0

@@ -19,10 +19,10 @@
 # round, and the median over rounds of after/before. With PERF=1, one more
 # matchbox pp 8 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
 # and the second before and after the trade are split by where the kernel
-# was: the share of the read's samples that transmit (an acknowledgement
-# sent from inside recvfrom) and of the send's that process the socket's
-# backlog (the peer's acknowledgement, taken in while sendmsg held the
-# socket). Needs root; PERF=1 needs perf (linux-perf). Writes
+# was (bench/perf_acks.awk): the share of the read's samples that transmit
+# (an acknowledgement sent from inside recvfrom) and of the send's that
+# process the socket's backlog (the peer's acknowledgement, taken in while
+# sendmsg held the socket). Needs root; PERF=1 needs perf (linux-perf). Writes
 # bench/results/net_state.txt.
 # usage: bench/net_state.sh [BUILD_DIR] [ROUNDS] [BYTES]
 set -u
@@ -97,22 +97,8 @@ EOF
 	echo
 	echo "rank 1 profiled, matchbox pp 8: $(run matchbox pp 8 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
 	mark=$(awk '/disturbance at/ { print $NF }' "$tmp/err")
-	perf script -i "$tmp/perf.data" -F time,ip,sym 2>/dev/null | awk -v m="${mark:-0}" '
-	BEGIN { m += 0 }
-	function done_sample() {
-		if (t == "" || t < m - 1 || t >= m + 1) return
-		k = t < m ? 1 : 2
-		if (rd) { reads[k]++; if (tx) ackrd[k]++ }
-		if (sd) { sends[k]++; if (bl) blsd[k]++ }
-	}
-	/^[0-9]/ { done_sample(); t = substr($1, 1, length($1) - 1) + 0; rd = tx = sd = bl = 0; next }
-	$2 == "tcp_recvmsg" { rd = 1 } $2 == "__tcp_transmit_skb" { tx = 1 }
-	$2 == "tcp_sendmsg" { sd = 1 } $2 == "__release_sock" { bl = 1 }
-	END {
-		done_sample()
-		for (k = 1; k <= 2; k++)
-			printf "%-7s read samples %5d, transmitting %3.0f%%; send samples %5d, in the backlog %3.0f%%\n",
-				k == 1 ? "before" : "after", reads[k], reads[k] ? 100 * ackrd[k] / reads[k] : 0,
-				sends[k], sends[k] ? 100 * blsd[k] / sends[k] : 0
-	}'
+	perf script -i "$tmp/perf.data" -F time,ip,sym 2>/dev/null |
+		awk -v mark="${mark:-0}" -f "$here/perf_acks.awk" | awk '{
+		printf "%-7s read samples %5d, transmitting %4s; send samples %5d, in the backlog %4s\n",
+			$1, $3, $4, $6, $7 }'
 } | tee "$here/results/net_state.txt"

@@ -98,15 +98,12 @@ recv_stats() { # config
 	echo " $early"
 }
 
-# Of the samples inside the read (tcp_recvmsg_locked), the share with a
-# transmit (__tcp_transmit_skb) between it and the leaf.
+# Of the samples inside the read, the share sending an acknowledgement
+# (bench/perf_acks.awk), both ranks together.
 ack_share() { # config
 	for r in 0 1; do
-		perf script -i "$tmp/$1.stack.$r" -F ip,sym 2>/dev/null
-	done | awk '
-	/^$/ { if (n) { for (i = 1; i <= n; i++) if (f[i] == "tcp_recvmsg_locked") { in_rd++; for (j = 1; j < i; j++) if (f[j] == "__tcp_transmit_skb") { tx++; break } break } } n = 0; next }
-	{ f[++n] = $2 }
-	END { printf "%.0f", in_rd ? 100 * tx / in_rd : 0 }'
+		perf script -i "$tmp/$1.stack.$r" -F time,ip,sym 2>/dev/null
+	done | awk -f "$here/perf_acks.awk" | awk '{ sub("%", "", $3); print $3 }'
 }
 
 mkdir -p "$here/results"

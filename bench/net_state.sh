@@ -6,18 +6,20 @@
 # message of another size on another tag. Configurations, interleaved in
 # each of ROUNDS rounds:
 #   matchbox none     nothing traded (the control);
-#   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends;
+#   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends
+#                     (120 bytes on the wire with all headers);
+#   matchbox pp 16    16 bytes: 128 on the wire, where the kernel starts to
+#                     grow the receive window on a segment;
 #   matchbox pp 4095  a round trip of nearly the ping-pong's size;
 #   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone;
-#   tcp pp 1024       1 KiB over it (matchbox's 8-byte message is 168 bytes on
-#                     the wire with its headers, tcp's own far fewer);
+#   tcp pp 1024       1 KiB over it;
 #   ours pp 1024      the loop and the trade in MPI_Send/MPI_Recv (NETSTATE_MPI),
 #                     our MPI's tagged engine over matchbox;
 #   ob1 pp 8, 1024    the same under Open MPI's OB1 and its tcp BTL (when
 #                     Open MPI is installed).
 # Printed per configuration: the medians of the blocks before and after, per
 # round, and the median over rounds of after/before. With PERF=1, one more
-# matchbox pp 8 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
+# matchbox pp 16 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
 # and the second before and after the trade are split by where the kernel
 # was (bench/perf_acks.awk): the share of the read's samples that transmit
 # (an acknowledgement sent from inside recvfrom) and of the send's that
@@ -57,8 +59,8 @@ run() { # config kind other-bytes [wrapper...] -> "before after"
 
 h0=$("$cluster" addr 0)
 h1=$("$cluster" addr 1)
-configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 4095" "tcp pp 8" "tcp pp 1024"
-	"ours pp 1024")
+configs=("matchbox none 0" "matchbox pp 8" "matchbox pp 16" "matchbox pp 4095" "tcp pp 8"
+	"tcp pp 1024" "ours pp 1024")
 command -v mpicc.openmpi >/dev/null &&
 	mpicc.openmpi -O2 "$here/mpi/netstate.c" -o "$tmp/ns.ompi" -lfabric &&
 	configs+=("ob1 pp 8" "ob1 pp 1024")
@@ -95,7 +97,7 @@ EOF
 	chmod +x "$tmp/rec"
 	export NETSTATE_MARK=1
 	echo
-	echo "rank 1 profiled, matchbox pp 8: $(run matchbox pp 8 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
+	echo "rank 1 profiled, matchbox pp 16: $(run matchbox pp 16 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
 	mark=$(awk '/disturbance at/ { print $NF }' "$tmp/err")
 	perf script -i "$tmp/perf.data" -F time,ip,sym 2>/dev/null |
 		awk -v mark="${mark:-0}" -f "$here/perf_acks.awk" | awk '{

@@ -34,7 +34,7 @@
 #include "mbu_rel.h"
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	5u
+#define NET_VERSION	6u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
 /* libfabric's udp writes a receive completion without looking for room in
@@ -83,24 +83,45 @@ enum { POOL_TINY, POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
 enum { NF_ACK = 1 };
 
 /* Every net frame starts with this; a DATA frame carries one wire frame
- * (mbx_proto.h) after it. */
+ * (mbx_proto.h) after it, or on a high-class connection a batch of them.
+ * A connection frame carries only the first CHDR bytes: the connection
+ * already says who sent it (its request named both ends), and the receiver
+ * learns which of its peers that is from `peer`, the id it gave the sender
+ * when the connection was made (its receive buffers are shared by all
+ * connections, so the completion does not say). Kept short on purpose: the
+ * kernel grows a TCP connection's receive window on every segment of 128
+ * bytes or more, and a connection whose window grew while a few KiB wait
+ * unread sends its acknowledgement from the reader's recvfrom, several
+ * microseconds per message for the rest of the run (doc/engines.md,
+ * sessions 43 and 44). With the full header an 8-byte message took 144
+ * bytes on the wire and switched every connection; with this one every
+ * small message (MBX_OP_SMALL) stays under 128. */
 struct nhdr {
-	uint64_t sack;
 	uint32_t magic;
 	uint8_t version, type, chan, flags;
 	uint32_t len;		/* whole net frame */
-	uint32_t seq;		/* datagram DATA/PROBE */
-	uint32_t cum;		/* piggybacked acknowledgement (NF_ACK) */
-	uint32_t credits;	/* connection: frames the sender has consumed */
-	struct mbx_addr src;
-	uint32_t dst_ep;
-	int32_t dst_pid;
-	uint32_t win;		/* connection: the sender's window toward it now */
 	uint32_t consumed;	/* high-class frames of the receiver's taken here */
+	uint32_t credits;	/* connection: frames the sender has consumed */
+	uint32_t win;		/* connection: the sender's window toward it now */
+	union {
+		uint32_t peer;	/* connection: the receiver's id of the sender */
+		uint32_t dst_ep; /* datagram: the receiving endpoint */
+	};
+	int32_t dst_pid;	/* datagram: the receiving process; 0 on a connection */
+	/* datagram only: */
+	uint64_t sack;
+	uint32_t seq;		/* DATA/PROBE */
+	uint32_t cum;		/* piggybacked acknowledgement (NF_ACK) */
+	struct mbx_addr src;
+	uint32_t rsvd;
 };
 
 #define HDR ((uint32_t)sizeof(struct nhdr))
-_Static_assert(HDR % 8 == 0, "frames after the header stay 8-byte aligned");
+#define CHDR ((uint32_t)offsetof(struct nhdr, sack))
+_Static_assert(HDR % 8 == 0 && CHDR % 8 == 0, "frames after the header stay 8-byte aligned");
+_Static_assert(16 + CHDR + sizeof(struct mbx_wire_small) + MBX_SMALL_MAX < 128,
+	       "a small message stays under the kernel's window-growing size (with tcp's "
+	       "16-byte header)");
 /* A connection send may carry several frames of the high class
  * (mbu_batch.h); at most this many. */
 #define BATCH_MAX	64u
@@ -111,10 +132,19 @@ struct cm_param {
 	uint32_t dst_ep;
 	struct mbx_addr src;
 	int32_t dst_pid;
-	uint32_t cls;
+	uint8_t cls;
+	uint8_t busy;		/* asked because the peer got busy: within budget only */
+	uint16_t rsvd;
 	uint32_t buf[CL_N];	/* the asker's buffer sizes: they must be ours */
-	uint32_t busy;		/* asked because the peer got busy: within budget only */
+	uint32_t id;		/* the asker's id of the target, for its frames' `peer` */
 };
+/* The acceptance's data: the acceptor's id of the asker. */
+struct cm_accept {
+	uint32_t magic;
+	uint32_t id;
+};
+/* No larger than it was before `id`: verbs carries 56 bytes at most. */
+_Static_assert(sizeof(struct cm_param) <= 56, "connection request data");
 
 /* Why a connection request was rejected, in the rejection's data: a peer
  * whose buffers cannot take our frames must fail, not retry for ever. */
@@ -146,6 +176,7 @@ struct nbuf {
 	uint8_t kind;
 	uint8_t pool;
 	uint8_t rail;		/* NB_READ: 0 on the connection, k on extra rail k */
+	uint8_t hlen;		/* net header bytes before the frames: HDR or CHDR */
 	int refs;
 	_Alignas(8) unsigned char d[];
 };
@@ -164,6 +195,7 @@ struct mbx_conn {
 	bool out;
 	bool busy;		/* counts against the connection budget */
 	uint8_t cls;
+	uint32_t their_id;	/* the peer's id of us, for our frames' `peer` */
 	uint32_t inflight;	/* our sends and reads on it not yet completed */
 	uint32_t uops;		/* of which pieces of the caller's RMA (mbx_net_rma) */
 	uint64_t uop_bytes;	/* ... and their bytes */
@@ -185,6 +217,7 @@ struct ncls {
 struct mbx_npeer {
 	struct mbu_dlist link;		/* net->peers */
 	struct mbx_peer *p;
+	uint32_t id;			/* ours for it (id_alloc), told when connecting */
 	struct mbu_ring_shared sh;
 	uint8_t *ring;
 	struct mbu_ring_cons cons;
@@ -262,6 +295,12 @@ struct mbx_net {
 	struct mbu_pool uop_pool;	/* struct uop */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
+	/* Peers by id: slot in the low ID_SLOT_BITS, the slot's generation
+	 * above them (bumped when a peer leaves it, so that a frame still in
+	 * flight from the old one is not taken as the new one's). */
+	struct mbx_npeer **ids;
+	uint16_t *id_gen;
+	uint32_t ids_cap, ids_next;
 	/* While a batch of completions is handled, frames written to peers'
 	 * rings (acknowledgements, read data) wait in the rings, and the peers
 	 * here are flushed after it: the frames then share connection sends. */
@@ -293,7 +332,12 @@ static inline struct nhdr *nb_hdr(struct nbuf *b)
 
 static inline struct mbu_frame *nb_frame(struct nbuf *b)
 {
-	return (struct mbu_frame *)(b->d + HDR);
+	return (struct mbu_frame *)(b->d + b->hlen);
+}
+
+static inline uint32_t hdr_len(uint8_t chan)
+{
+	return chan == CH_DGRAM ? HDR : CHDR;
 }
 
 static int addr_cmp(const struct mbx_addr *a, const struct mbx_addr *b)
@@ -352,18 +396,23 @@ static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, ui
 {
 	struct nhdr *h = nb_hdr(b);
 
-	memset(h, 0, sizeof(*h));
+	b->hlen = (uint8_t)hdr_len(chan);
+	memset(h, 0, b->hlen);
 	h->magic = NET_MAGIC;
 	h->version = NET_VERSION;
 	h->type = type;
 	h->chan = chan;
 	h->len = len;
-	h->src = ep->addr;
-	h->dst_ep = np->p->addr.ep;
-	h->dst_pid = np->p->addr.pid;
 	h->consumed = np->conn_consumed;
-	if (chan != CH_DGRAM)
+	if (chan == CH_DGRAM) {
+		h->src = ep->addr;
+		h->dst_ep = np->p->addr.ep;
+		h->dst_pid = np->p->addr.pid;
+	} else {
+		/* Only ever called with the class's connection up. */
+		h->peer = np->cl[chan - 1].conn->their_id;
 		h->win = win_target(ep->net, chan - 1);
+	}
 	b->len = len;
 }
 
@@ -474,6 +523,70 @@ static bool av_neighbour(struct mbx_ep *ep, struct mbx_peer *p)
 	return is_pow2(d) || is_pow2(cnt - d);
 }
 
+/* ---- peer ids (the `peer` of a connection frame) ---- */
+
+#define ID_SLOT_BITS	20u
+#define ID_SLOT_MASK	((1u << ID_SLOT_BITS) - 1u)
+#define ID_GEN_MASK	((1u << (32u - ID_SLOT_BITS)) - 1u)
+
+/* A free slot, the table doubled when there is none. */
+static int id_alloc(struct mbx_net *n, struct mbx_npeer *np)
+{
+	uint32_t i, k = n->ids_cap;
+
+	for (i = 0; i < n->ids_cap; i++) {
+		uint32_t j = (n->ids_next + i) % n->ids_cap;
+
+		if (!n->ids[j]) {
+			k = j;
+			break;
+		}
+	}
+	if (k == n->ids_cap) {
+		uint32_t cap = n->ids_cap ? n->ids_cap * 2 : 64;
+		struct mbx_npeer **ids;
+		uint16_t *gen;
+
+		if (cap > ID_SLOT_MASK + 1u)
+			return -FI_ENOSPC;
+		ids = realloc(n->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -FI_ENOMEM;
+		n->ids = ids;
+		gen = realloc(n->id_gen, cap * sizeof(*gen));
+		if (!gen)
+			return -FI_ENOMEM;
+		n->id_gen = gen;
+		for (i = n->ids_cap; i < cap; i++) {
+			ids[i] = NULL;
+			gen[i] = 1;	/* from 1: an id is never 0 */
+		}
+		n->ids_cap = cap;
+	}
+	n->ids[k] = np;
+	n->ids_next = k + 1;
+	np->id = (uint32_t)n->id_gen[k] << ID_SLOT_BITS | k;
+	return 0;
+}
+
+static void id_free(struct mbx_net *n, struct mbx_npeer *np)
+{
+	uint32_t k = np->id & ID_SLOT_MASK;
+
+	n->ids[k] = NULL;
+	n->id_gen[k] = (uint16_t)(n->id_gen[k] % ID_GEN_MASK + 1);
+}
+
+/* The peer a connection frame names, NULL if none has that id now. */
+static struct mbx_npeer *id_peer(struct mbx_net *n, uint32_t id)
+{
+	uint32_t k = id & ID_SLOT_MASK;
+
+	if (k >= n->ids_cap || !n->ids[k] || n->id_gen[k] != id >> ID_SLOT_BITS)
+		return NULL;
+	return n->ids[k];
+}
+
 int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 {
 	struct mbx_net *n = ep->net;
@@ -496,12 +609,18 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	np = calloc(1, sizeof(*np));
 	if (!np)
 		return -FI_ENOMEM;
+	ret = id_alloc(n, np);
+	if (ret) {
+		free(np);
+		return ret;
+	}
 	/* Fresh anonymous pages read as zero (what the ring's stamps need)
 	 * and cost nothing until written: a peer that is sent a few small
 	 * messages costs a few pages, not the whole ring. */
 	np->ring = mmap(NULL, mbx_param.net_ring_size, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (np->ring == MAP_FAILED) {
+		id_free(n, np);
 		free(np);
 		return -FI_ENOMEM;
 	}
@@ -513,6 +632,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	if (ret != 1) {
 		MBX_WARN(FI_LOG_EP_DATA, "cannot add %s to the datagram AV\n", p->name);
 		munmap(np->ring, mbx_param.net_ring_size);
+		id_free(n, np);
 		free(np);
 		return -FI_EHOSTUNREACH;
 	}
@@ -661,6 +781,7 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 	mbu_dlist_remove(&np->link);
 	mbu_dlist_remove(&np->flush_link);
 	munmap(np->ring, mbx_param.net_ring_size);
+	id_free(n, np);
 	free(np);
 	p->net = NULL;
 }
@@ -743,14 +864,16 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls, bool bu
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(np->p->addr.ip);
 	sin.sin_port = htons((uint16_t)(np->p->addr.ports & 0xffff));
+	memset(&prm, 0, sizeof(prm));
 	prm.magic = NET_MAGIC;
 	prm.src = ep->addr;
 	prm.dst_ep = np->p->addr.ep;
 	prm.dst_pid = np->p->addr.pid;
-	prm.cls = (uint32_t)cls;
+	prm.cls = (uint8_t)cls;
+	prm.busy = busy;
 	prm.buf[CL_HI] = (uint32_t)n->pool_size[POOL_HI];
 	prm.buf[CL_LO] = (uint32_t)n->pool_size[POOL_BIG];
-	prm.busy = busy;
+	prm.id = np->id;
 	ret = conn_setup(n, c, n->minfo);
 	if (!ret)
 		ret = fi_connect(c->ep, &sin, &prm, sizeof(prm));
@@ -780,12 +903,13 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	struct cm_param prm;
 	struct mbx_npeer *np = NULL;
 	struct cm_reject rej = { NET_MAGIC, REJ_SIZES };
+	struct cm_accept acc = { NET_MAGIC, 0 };
 	struct mbx_conn *c;
 	struct ncls *cl;
 
 	if ((size_t)len >= sizeof(*e) + sizeof(prm)) {
 		memcpy(&prm, e->data, sizeof(prm));
-		if (prm.magic == NET_MAGIC && prm.cls < CL_N && prm.dst_ep == ep->addr.ep &&
+		if (prm.magic == NET_MAGIC && prm.cls < CL_N && prm.id && prm.dst_ep == ep->addr.ep &&
 		    prm.dst_pid == ep->addr.pid && prm.src.job == ep->addr.job &&
 		    prm.src.uid == ep->addr.uid && prm.src.host != ep->addr.host)
 			np = peer_of(ep, &prm.src);
@@ -832,12 +956,14 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	if (prm.cls == CL_LO)
 		use_lo(n);
 	c->np = np;
-	c->cls = (uint8_t)prm.cls;
+	c->cls = prm.cls;
 	c->busy = prm.busy != 0;
+	c->their_id = prm.id;
 	c->state = C_ACCEPTING;
 	mbu_dlist_insert_tail(&c->link, &n->conns);
 	n->eq_hot_ns = mbu_now_ns() + HOT_NS;
-	if (conn_setup(n, c, e->info) || fi_accept(c->ep, NULL, 0)) {
+	acc.id = np->id;
+	if (conn_setup(n, c, e->info) || fi_accept(c->ep, &acc, sizeof(acc))) {
 		conn_close(c);
 		goto reject;
 	}
@@ -861,15 +987,31 @@ reject:
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
 static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls);
 
-static void on_connected(struct mbx_ep *ep, struct mbx_conn *c)
+static void on_connected(struct mbx_ep *ep, struct mbx_conn *c, const struct fi_eq_cm_entry *e,
+			 ssize_t len)
 {
 	struct mbx_net *n = ep->net;
 	struct mbx_npeer *np = c->np;
 	struct ncls *cl = np ? &np->cl[c->cls] : NULL;
+	struct cm_accept acc;
 
 	if (!np || (cl->out != c && cl->in != c)) {
 		conn_retire(n, c, false);
 		return;
+	}
+	if (c->out) {
+		/* Our frames on it must name us by the acceptor's id. */
+		if ((size_t)len >= sizeof(*e) + sizeof(acc))
+			memcpy(&acc, e->data, sizeof(acc));
+		if ((size_t)len < sizeof(*e) + sizeof(acc) || acc.magic != NET_MAGIC || !acc.id) {
+			MBX_WARN(FI_LOG_EP_CTRL, "%s accepted our connection without its id\n",
+				 np->p->name);
+			n->st.bad_frames++;
+			back_off(cl);
+			conn_retire(n, c, false);
+			return;
+		}
+		c->their_id = acc.id;
 	}
 	if (c->out)
 		cl->out = NULL;
@@ -966,7 +1108,7 @@ static void read_eq(struct mbx_ep *ep)
 			on_connreq(ep, &u.cm, ret);
 			break;
 		case FI_CONNECTED:
-			on_connected(ep, u.cm.fid->context);
+			on_connected(ep, u.cm.fid->context, &u.cm, ret);
 			break;
 		case FI_SHUTDOWN:
 			conn_retire(n, u.cm.fid->context, true);
@@ -1088,7 +1230,7 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int c
 	b = nb_get(n, POOL_TINY, NB_TX);
 	if (!b)
 		return -FI_EAGAIN;
-	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_OF(cls), HDR);
+	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_OF(cls), dgram ? HDR : CHDR);
 	if (dgram) {
 		put_ack(np, nb_hdr(b));
 		if (type == NT_PROBE) {
@@ -1188,7 +1330,7 @@ static uint32_t batch(const struct mbx_net *n, const struct mbx_npeer *np,
 		      const struct mbu_frame *f, uint32_t *cnt)
 {
 	struct mbu_ring_cons c = np->cons;
-	uint32_t len = HDR + f->len, cap = (uint32_t)n->pool_size[POOL_HI];
+	uint32_t len = CHDR + f->len, cap = (uint32_t)n->pool_size[POOL_HI];
 	struct mbu_frame *g;
 
 	*cnt = 1;
@@ -1259,6 +1401,8 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 			}
 			if (cls == CL_HI)
 				len = batch(n, np, f, &cnt);
+			else
+				len = CHDR + f->len;
 			b = nb_get(n, pool_for(n, len), NB_TX);
 			if (!b)
 				return;
@@ -1345,25 +1489,34 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
 
 /* ---- receiving ---- */
 
-static bool hdr_ok(struct mbx_ep *ep, struct nhdr *h, uint32_t got, uint8_t chan)
+/* The checks every net frame passes: the sizes, then, by datagram, the
+ * addresses; by connection, the sender is looked up by its id (NULL: not a
+ * peer of ours now). Sets b->hlen. */
+static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got, uint8_t chan)
 {
-	if (got < HDR || h->magic != NET_MAGIC || h->version != NET_VERSION ||
+	struct nhdr *h = nb_hdr(b);
+	uint32_t hl = hdr_len(chan);
+
+	if (got < hl || h->magic != NET_MAGIC || h->version != NET_VERSION ||
 	    h->len != got || h->chan != chan || !h->type || h->type >= NT_MAX)
-		return false;
-	if (h->src.job != ep->addr.job || h->src.uid != ep->addr.uid ||
-	    h->src.host == ep->addr.host || !h->src.ip || h->src.pid <= 0)
-		return false;
-	if (h->dst_ep != ep->addr.ep || h->dst_pid != ep->addr.pid)
-		return false;
+		return NULL;
 	if (h->type == NT_DATA) {
 		/* One frame, or on a high-class connection a batch of them. */
-		if (!mbu_batch_count((const unsigned char *)h + HDR, got - HDR,
+		if (!mbu_batch_count((const unsigned char *)h + hl, got - hl,
 				     chan == CH_CONN ? BATCH_MAX : 1))
-			return false;
-	} else if (got != HDR) {
-		return false;
+			return NULL;
+	} else if (got != hl) {
+		return NULL;
 	}
-	return true;
+	b->hlen = (uint8_t)hl;
+	if (chan != CH_DGRAM)
+		return id_peer(ep->net, h->peer);
+	if (h->src.job != ep->addr.job || h->src.uid != ep->addr.uid ||
+	    h->src.host == ep->addr.host || !h->src.ip || h->src.pid <= 0)
+		return NULL;
+	if (h->dst_ep != ep->addr.ep || h->dst_pid != ep->addr.pid)
+		return NULL;
+	return peer_of(ep, &h->src);
 }
 
 /* 1: every frame in it taken (or dropped as malformed); 0: the matcher
@@ -1371,7 +1524,7 @@ static bool hdr_ok(struct mbx_ep *ep, struct nhdr *h, uint32_t got, uint8_t chan
  * has checked the frames' lengths against the message's. */
 static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
 {
-	uint32_t end = nb_hdr(b)->len - HDR;
+	uint32_t end = nb_hdr(b)->len - b->hlen;
 
 	while (b->off < end) {
 		const struct mbu_frame *f = (const void *)((char *)nb_frame(b) + b->off);
@@ -1459,7 +1612,7 @@ static void on_dgram(struct mbx_ep *ep, struct nbuf *b, uint32_t got)
 	struct nhdr *h = nb_hdr(b);
 	struct mbx_npeer *np;
 
-	if (!hdr_ok(ep, h, got, CH_DGRAM) || !(np = peer_of(ep, &h->src))) {
+	if (!(np = hdr_ok(ep, b, got, CH_DGRAM))) {
 		n->st.bad_frames++;
 		nb_put(n, b);
 		return;
@@ -1542,7 +1695,7 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 	bool credited;
 	void *held;
 
-	if (!hdr_ok(ep, h, got, CH_OF(cls)) || !(np = peer_of(ep, &h->src)) ||
+	if (!(np = hdr_ok(ep, b, got, CH_OF(cls))) ||
 	    (cls == CL_LO && h->type == NT_DATA && frame_cls(nb_frame(b)) != CL_LO)) {
 		n->st.bad_frames++;
 		nb_put(n, b);
@@ -2865,6 +3018,8 @@ static void net_free(struct mbx_net *n)
 		fi_freeinfo(n->uinfo);
 	if (n->minfo)
 		fi_freeinfo(n->minfo);
+	free(n->ids);
+	free(n->id_gen);
 	mbu_pool_fini(&n->uop_pool);
 	for (int k = 0; k < POOL_N; k++)
 		mbu_pool_fini(&n->pool[k]);

@@ -32,6 +32,7 @@
 #include "mbu_offer.h"
 #include "mbu_rcache.h"
 #include "mbu_rel.h"
+#include "mbu_slots.h"
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
 #define NET_VERSION	6u
@@ -217,7 +218,7 @@ struct ncls {
 struct mbx_npeer {
 	struct mbu_dlist link;		/* net->peers */
 	struct mbx_peer *p;
-	uint32_t id;			/* ours for it (id_alloc), told when connecting */
+	uint32_t id;			/* ours for it (net->ids), told when connecting */
 	struct mbu_ring_shared sh;
 	uint8_t *ring;
 	struct mbu_ring_cons cons;
@@ -295,12 +296,7 @@ struct mbx_net {
 	struct mbu_pool uop_pool;	/* struct uop */
 	uint32_t committed[CL_N];	/* per class, sum of lent + owed: buffers promised */
 	struct mbu_dlist peers, conns;
-	/* Peers by id: slot in the low ID_SLOT_BITS, the slot's generation
-	 * above them (bumped when a peer leaves it, so that a frame still in
-	 * flight from the old one is not taken as the new one's). */
-	struct mbx_npeer **ids;
-	uint16_t *id_gen;
-	uint32_t ids_cap, ids_next;
+	struct mbu_slots ids;		/* peers by the ids we gave them */
 	/* While a batch of completions is handled, frames written to peers'
 	 * rings (acknowledgements, read data) wait in the rings, and the peers
 	 * here are flushed after it: the frames then share connection sends. */
@@ -523,70 +519,6 @@ static bool av_neighbour(struct mbx_ep *ep, struct mbx_peer *p)
 	return is_pow2(d) || is_pow2(cnt - d);
 }
 
-/* ---- peer ids (the `peer` of a connection frame) ---- */
-
-#define ID_SLOT_BITS	20u
-#define ID_SLOT_MASK	((1u << ID_SLOT_BITS) - 1u)
-#define ID_GEN_MASK	((1u << (32u - ID_SLOT_BITS)) - 1u)
-
-/* A free slot, the table doubled when there is none. */
-static int id_alloc(struct mbx_net *n, struct mbx_npeer *np)
-{
-	uint32_t i, k = n->ids_cap;
-
-	for (i = 0; i < n->ids_cap; i++) {
-		uint32_t j = (n->ids_next + i) % n->ids_cap;
-
-		if (!n->ids[j]) {
-			k = j;
-			break;
-		}
-	}
-	if (k == n->ids_cap) {
-		uint32_t cap = n->ids_cap ? n->ids_cap * 2 : 64;
-		struct mbx_npeer **ids;
-		uint16_t *gen;
-
-		if (cap > ID_SLOT_MASK + 1u)
-			return -FI_ENOSPC;
-		ids = realloc(n->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -FI_ENOMEM;
-		n->ids = ids;
-		gen = realloc(n->id_gen, cap * sizeof(*gen));
-		if (!gen)
-			return -FI_ENOMEM;
-		n->id_gen = gen;
-		for (i = n->ids_cap; i < cap; i++) {
-			ids[i] = NULL;
-			gen[i] = 1;	/* from 1: an id is never 0 */
-		}
-		n->ids_cap = cap;
-	}
-	n->ids[k] = np;
-	n->ids_next = k + 1;
-	np->id = (uint32_t)n->id_gen[k] << ID_SLOT_BITS | k;
-	return 0;
-}
-
-static void id_free(struct mbx_net *n, struct mbx_npeer *np)
-{
-	uint32_t k = np->id & ID_SLOT_MASK;
-
-	n->ids[k] = NULL;
-	n->id_gen[k] = (uint16_t)(n->id_gen[k] % ID_GEN_MASK + 1);
-}
-
-/* The peer a connection frame names, NULL if none has that id now. */
-static struct mbx_npeer *id_peer(struct mbx_net *n, uint32_t id)
-{
-	uint32_t k = id & ID_SLOT_MASK;
-
-	if (k >= n->ids_cap || !n->ids[k] || n->id_gen[k] != id >> ID_SLOT_BITS)
-		return NULL;
-	return n->ids[k];
-}
-
 int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 {
 	struct mbx_net *n = ep->net;
@@ -609,10 +541,10 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	np = calloc(1, sizeof(*np));
 	if (!np)
 		return -FI_ENOMEM;
-	ret = id_alloc(n, np);
+	ret = mbu_slots_get(&n->ids, np, &np->id);
 	if (ret) {
 		free(np);
-		return ret;
+		return ret == -ENOSPC ? -FI_ENOSPC : -FI_ENOMEM;
 	}
 	/* Fresh anonymous pages read as zero (what the ring's stamps need)
 	 * and cost nothing until written: a peer that is sent a few small
@@ -620,7 +552,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	np->ring = mmap(NULL, mbx_param.net_ring_size, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (np->ring == MAP_FAILED) {
-		id_free(n, np);
+		mbu_slots_put(&n->ids, np->id);
 		free(np);
 		return -FI_ENOMEM;
 	}
@@ -632,7 +564,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	if (ret != 1) {
 		MBX_WARN(FI_LOG_EP_DATA, "cannot add %s to the datagram AV\n", p->name);
 		munmap(np->ring, mbx_param.net_ring_size);
-		id_free(n, np);
+		mbu_slots_put(&n->ids, np->id);
 		free(np);
 		return -FI_EHOSTUNREACH;
 	}
@@ -781,7 +713,7 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 	mbu_dlist_remove(&np->link);
 	mbu_dlist_remove(&np->flush_link);
 	munmap(np->ring, mbx_param.net_ring_size);
-	id_free(n, np);
+	mbu_slots_put(&n->ids, np->id);
 	free(np);
 	p->net = NULL;
 }
@@ -1510,7 +1442,7 @@ static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got,
 	}
 	b->hlen = (uint8_t)hl;
 	if (chan != CH_DGRAM)
-		return id_peer(ep->net, h->peer);
+		return mbu_slots_find(&ep->net->ids, h->peer);
 	if (h->src.job != ep->addr.job || h->src.uid != ep->addr.uid ||
 	    h->src.host == ep->addr.host || !h->src.ip || h->src.pid <= 0)
 		return NULL;
@@ -3018,8 +2950,7 @@ static void net_free(struct mbx_net *n)
 		fi_freeinfo(n->uinfo);
 	if (n->minfo)
 		fi_freeinfo(n->minfo);
-	free(n->ids);
-	free(n->id_gen);
+	mbu_slots_fini(&n->ids);
 	mbu_pool_fini(&n->uop_pool);
 	for (int k = 0; k < POOL_N; k++)
 		mbu_pool_fini(&n->pool[k]);

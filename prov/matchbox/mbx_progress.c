@@ -693,8 +693,15 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 	}
 	/* Net peers take the tracked path: a send there completes when its
 	 * frame has been acknowledged or written to the connection, not when it
-	 * reaches our staging ring. */
-	if (len <= p->eager_limit && !dc && !p->net && mbu_dlist_empty(&p->txq)) {
+	 * reaches our staging ring. All but a small inject, which has no
+	 * completion to wait for: its short header keeps every message of up
+	 * to MBX_SMALL_MAX bytes (the host engine's 16-byte header with 8 of
+	 * data) under the 128 bytes on the wire on which the kernel grows a TCP
+	 * connection's receive window (mbx_net.c). */
+	if (len <= p->eager_limit && !dc &&
+	    (!p->net || ((opflags & (FI_INJECT | FI_COMPLETION)) == FI_INJECT &&
+			 len <= MBX_SMALL_MAX)) &&
+	    mbu_dlist_empty(&p->txq)) {
 		struct mbx_wire *w = (struct mbx_wire *)mbu_ring_reserve(&p->prod,
 							(uint32_t)(sizeof(*w) + len));
 

@@ -1153,6 +1153,7 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int c
 {
 	struct mbx_net *n = ep->net;
 	bool dgram = type == NT_ACK || type == NT_PROBE;
+	uint8_t chan = dgram ? CH_DGRAM : CH_OF(cls);
 	struct ncls *cl = &np->cl[cls];
 	struct nbuf *b;
 	int ret;
@@ -1162,7 +1163,7 @@ static int send_ctl(struct mbx_ep *ep, struct mbx_npeer *np, uint8_t type, int c
 	b = nb_get(n, POOL_TINY, NB_TX);
 	if (!b)
 		return -FI_EAGAIN;
-	fill_hdr(ep, np, b, type, dgram ? CH_DGRAM : CH_OF(cls), dgram ? HDR : CHDR);
+	fill_hdr(ep, np, b, type, chan, hdr_len(chan));
 	if (dgram) {
 		put_ack(np, nb_hdr(b));
 		if (type == NT_PROBE) {

@@ -7,9 +7,11 @@
 # each of ROUNDS rounds:
 #   matchbox none     nothing traded (the control);
 #   matchbox pp 8     an 8-byte round trip, as a barrier or a reduction sends
-#                     (120 bytes on the wire with all headers);
-#   matchbox pp 16    16 bytes: 128 on the wire, where the kernel starts to
-#                     grow the receive window on a segment;
+#                     (96 bytes on the wire with all headers);
+#   matchbox pp 16    16 bytes (104 on the wire); a segment of 128 bytes or
+#                     more grows the kernel's receive window, which a 32-byte
+#                     message reaches (144 bytes: over 24 bytes a message
+#                     takes the longer, tracked header);
 #   matchbox pp 4095  a round trip of nearly the ping-pong's size;
 #   tcp pp 8          the same 8 bytes over libfabric's tcp provider alone;
 #   tcp pp 1024       1 KiB over it;
@@ -19,7 +21,7 @@
 #                     Open MPI is installed).
 # Printed per configuration: the medians of the blocks before and after, per
 # round, and the median over rounds of after/before. With PERF=1, one more
-# matchbox pp 16 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
+# matchbox pp 32 run is sampled with call stacks on rank 1 (perf, CLOCK_REALTIME)
 # and the second before and after the trade are split by where the kernel
 # was (bench/perf_acks.awk): the share of the read's samples that transmit
 # (an acknowledgement sent from inside recvfrom) and of the send's that
@@ -97,7 +99,7 @@ EOF
 	chmod +x "$tmp/rec"
 	export NETSTATE_MARK=1
 	echo
-	echo "rank 1 profiled, matchbox pp 16: $(run matchbox pp 16 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
+	echo "rank 1 profiled, matchbox pp 32: $(run matchbox pp 32 "$tmp/rec" | sed 's/ / -> /') us (inflated by the sampling)"
 	mark=$(awk '/disturbance at/ { print $NF }' "$tmp/err")
 	perf script -i "$tmp/perf.data" -F time,ip,sym 2>/dev/null |
 		awk -v mark="${mark:-0}" -f "$here/perf_acks.awk" | awk '{

@@ -944,11 +944,10 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c, const struct fi_
 			return;
 		}
 		c->their_id = acc.id;
-	}
-	if (c->out)
 		cl->out = NULL;
-	else
+	} else {
 		cl->in = NULL;
+	}
 	c->state = C_UP;
 	cl->conn = c;
 	/* Both sides start every connection at the smallest window; the

@@ -35,7 +35,7 @@
 #include "mbu_slots.h"
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	6u
+#define NET_VERSION	7u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
 /* libfabric's udp writes a receive completion without looking for room in
@@ -133,19 +133,49 @@ struct cm_param {
 	uint32_t dst_ep;
 	struct mbx_addr src;
 	int32_t dst_pid;
+	uint32_t id;		/* the asker's id of the target, for its frames' `peer` */
 	uint8_t cls;
 	uint8_t busy;		/* asked because the peer got busy: within budget only */
-	uint16_t rsvd;
-	uint32_t buf[CL_N];	/* the asker's buffer sizes: they must be ours */
-	uint32_t id;		/* the asker's id of the target, for its frames' `peer` */
+	uint8_t buf[CL_N][3];	/* the asker's buffer sizes (24 bits, little-endian;
+				 * at most 1 MiB and headers): they must be ours */
 };
 /* The acceptance's data: the acceptor's id of the asker. */
 struct cm_accept {
 	uint32_t magic;
 	uint32_t id;
 };
-/* No larger than it was before `id`: verbs carries 56 bytes at most. */
-_Static_assert(sizeof(struct cm_param) <= 56, "connection request data");
+/* libfabric's verbs carries 55 bytes of connection data (the 56 of the IB
+ * connection manager less its own 1-byte header) and refuses a longer
+ * fi_connect; other cores are checked when the net wire opens. */
+#define CM_DATA_VERBS	55u
+_Static_assert(sizeof(struct cm_param) <= CM_DATA_VERBS, "connection request data");
+
+/* A core that carries less connection data than our request would refuse
+ * every fi_connect (verbs over XRC takes 39 bytes): say so once, when the
+ * net wire opens. A core that cannot tell is trusted. */
+static int cm_fits(struct fid_pep *pep, const char *prov)
+{
+	size_t room = 0, len = sizeof(room);
+
+	if (fi_getopt(&pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &room, &len) ||
+	    room >= sizeof(struct cm_param))
+		return 0;
+	MBX_WARN(FI_LOG_EP_CTRL, "%s carries %zu bytes of connection data, matchbox asks with %zu\n",
+		 prov, room, sizeof(struct cm_param));
+	return -FI_EMSGSIZE;
+}
+
+static void put24(uint8_t b[3], size_t v)
+{
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+}
+
+static uint32_t get24(const uint8_t b[3])
+{
+	return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+}
 
 /* Why a connection request was rejected, in the rejection's data: a peer
  * whose buffers cannot take our frames must fail, not retry for ever. */
@@ -803,8 +833,8 @@ static void conn_start(struct mbx_ep *ep, struct mbx_npeer *np, int cls, bool bu
 	prm.dst_pid = np->p->addr.pid;
 	prm.cls = (uint8_t)cls;
 	prm.busy = busy;
-	prm.buf[CL_HI] = (uint32_t)n->pool_size[POOL_HI];
-	prm.buf[CL_LO] = (uint32_t)n->pool_size[POOL_BIG];
+	put24(prm.buf[CL_HI], n->pool_size[POOL_HI]);
+	put24(prm.buf[CL_LO], n->pool_size[POOL_BIG]);
 	prm.id = np->id;
 	ret = conn_setup(n, c, n->minfo);
 	if (!ret)
@@ -852,11 +882,12 @@ static void on_connreq(struct mbx_ep *ep, struct fi_eq_cm_entry *e, ssize_t len)
 	}
 	/* A frame larger than the buffer it lands in would break the
 	 * connection: the sizes are a job-wide setting, checked here. */
-	if (prm.buf[CL_HI] != n->pool_size[POOL_HI] || prm.buf[CL_LO] != n->pool_size[POOL_BIG]) {
+	if (get24(prm.buf[CL_HI]) != n->pool_size[POOL_HI] ||
+	    get24(prm.buf[CL_LO]) != n->pool_size[POOL_BIG]) {
 		MBX_WARN(FI_LOG_EP_CTRL, "%s uses other net frame sizes (%u/%u bytes, here %zu/%zu): "
 			 "FI_MATCHBOX_NET_EAGER and FI_MATCHBOX_NET_FRAME must match across the job\n",
-			 np->p->name, prm.buf[CL_HI], prm.buf[CL_LO], n->pool_size[POOL_HI],
-			 n->pool_size[POOL_BIG]);
+			 np->p->name, get24(prm.buf[CL_HI]), get24(prm.buf[CL_LO]),
+			 n->pool_size[POOL_HI], n->pool_size[POOL_BIG]);
 		n->st.bad_frames++;
 		fi_reject(n->pep, e->info->handle, &rej, sizeof(rej));
 		fi_freeinfo(e->info);
@@ -3188,6 +3219,8 @@ int mbx_net_open(struct mbx_ep *ep)
 		ret = fi_pep_bind(n->pep, &n->eq->fid, 0);
 	if (!ret)
 		ret = fi_listen(n->pep);
+	if (!ret)
+		ret = cm_fits(n->pep, n->minfo->fabric_attr->prov_name);
 	if (ret) {
 		MBX_WARN(FI_LOG_EP_CTRL, "net wire over %s/%s: %s; no net wire\n",
 			 n->minfo->fabric_attr->prov_name, n->uinfo->fabric_attr->prov_name,

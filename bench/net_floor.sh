@@ -6,6 +6,10 @@
 #             which Open MPI's tcp BTL sits directly;
 #   tcp, net  libfabric 1.17's core providers, FI_EP_MSG (fi_pingpong from
 #             libfabric-bin), on which matchbox's connections sit;
+#   send, write  one `tcp` connection in one program (bench/ringpp.c):
+#             fi_send into posted receives (a completion, and tcp's
+#             wake-up signal, per message), or fi_write into a ring the
+#             peer polls in memory (no completion at the target);
 #   matchbox  matchbox's RDM endpoint (fi_pingpong -p matchbox);
 #   tagged    our MPI's tagged engine over matchbox (bench/mpi/mbench.c lat);
 #   host      our MPI's host engine over matchbox (libmpi matches);
@@ -29,7 +33,7 @@ h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
 . "$here/ompi_netns.sh"
 configs=(socket tcp)
 fi_info -p net >/dev/null 2>&1 && configs+=(net)
-configs+=(matchbox tagged host)
+configs+=(send write matchbox tagged host)
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)
 fi
@@ -51,6 +55,7 @@ once() { # config bytes
 	n=$(iters "$2")
 	case $1 in
 	socket) pair 2 "$b/bench/sockpp" -S "$2" -I "$n" ;;
+	send | write) pair 2 "$b/bench/ringpp" -m "$1" -S "$2" -I "$n" ;;
 	tcp | net) pair 7 fi_pingpong -p "$1" -e msg -S "$2" -I "$n" ;;
 	matchbox) pair 7 env FI_PROVIDER_PATH="$b/prov/matchbox" fi_pingpong -p matchbox -e rdm \
 		-S "$2" -I "$n" ;;

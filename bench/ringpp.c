@@ -142,6 +142,8 @@ static void write_one(struct pp *p)
 	p->asked += flags != 0;
 }
 
+/* A ping-pong has one message in flight, so the sender never laps a slot
+ * the receiver has yet to read. */
 static void poll_one(struct pp *p)
 {
 	const volatile uint64_t *seq =

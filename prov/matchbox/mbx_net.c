@@ -13,6 +13,7 @@
  * Everything runs under the domain lock, from the provider's progress. */
 #include "mbx.h"
 #include "mbx_net.h"
+#include "mbx_netwire.h"
 #include "mbx_rail.h"
 
 #include <arpa/inet.h>
@@ -34,9 +35,6 @@
 #include "mbu_rel.h"
 #include "mbu_slots.h"
 
-#define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	7u
-#define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 #define DGRAM_POSTED	64u
 /* libfabric's udp writes a receive completion without looking for room in
  * its CQ, and refuses a send only when the CQ is full: so sends whose
@@ -66,89 +64,11 @@
  * after ACK_EVERY of them, a duplicate, a gap or a probe. */
 #define ACK_EVERY	(MBU_REL_WINDOW / 4)
 
-enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
-       NT_MAX };
-/* A peer's connections come in two classes, each with its own shared
- * receive queue (Shipman et al.): high priority for eager data and control,
- * in small buffers, and low priority for the DATA frames of clear-to-send
- * transfers, in large ones. Only the high class is ordered with the
- * matcher; DATA frames name their receive and offset, so they may overtake.
- * A low connection is opened the first time a peer has DATA to send. */
-enum { CL_HI = 0, CL_LO = 1, CL_N };
-enum { CH_DGRAM = 0, CH_CONN = 1, CH_LO = 2 };	/* CH_CONN: the high class */
-#define CH_OF(cls) ((uint8_t)((cls) + 1))
 /* Buffers by size. Tiny ones carry control frames and small messages: a
  * datagram is held until acknowledged, so in an all-to-all every peer has
  * one in flight, 512 bytes where a datagram-sized buffer took 1.6 KiB. */
 enum { POOL_TINY, POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
 enum { NF_ACK = 1 };
-
-/* Every net frame starts with this; a DATA frame carries one wire frame
- * (mbx_proto.h) after it, or on a high-class connection a batch of them.
- * A connection frame carries only the first CHDR bytes: the connection
- * already says who sent it (its request named both ends), and the receiver
- * learns which of its peers that is from `peer`, the id it gave the sender
- * when the connection was made (its receive buffers are shared by all
- * connections, so the completion does not say). Kept short on purpose: the
- * kernel grows a TCP connection's receive window on every segment of 128
- * bytes or more, and a connection whose window grew while a few KiB wait
- * unread sends its acknowledgement from the reader's recvfrom, several
- * microseconds per message for the rest of the run (doc/engines.md,
- * sessions 43 and 44). With the full header an 8-byte message took 144
- * bytes on the wire and switched every connection; with this one every
- * small message (MBX_OP_SMALL) stays under 128. */
-struct nhdr {
-	uint32_t magic;
-	uint8_t version, type, chan, flags;
-	uint32_t len;		/* whole net frame */
-	uint32_t consumed;	/* high-class frames of the receiver's taken here */
-	uint32_t credits;	/* connection: frames the sender has consumed */
-	uint32_t win;		/* connection: the sender's window toward it now */
-	union {
-		uint32_t peer;	/* connection: the receiver's id of the sender */
-		uint32_t dst_ep; /* datagram: the receiving endpoint */
-	};
-	int32_t dst_pid;	/* datagram: the receiving process; 0 on a connection */
-	/* datagram only: */
-	uint64_t sack;
-	uint32_t seq;		/* DATA/PROBE */
-	uint32_t cum;		/* piggybacked acknowledgement (NF_ACK) */
-	struct mbx_addr src;
-	uint32_t rsvd;
-};
-
-#define HDR ((uint32_t)sizeof(struct nhdr))
-#define CHDR ((uint32_t)offsetof(struct nhdr, sack))
-_Static_assert(HDR % 8 == 0 && CHDR % 8 == 0, "frames after the header stay 8-byte aligned");
-_Static_assert(16 + CHDR + sizeof(struct mbx_wire_small) + MBX_SMALL_MAX < 128,
-	       "a small message stays under the kernel's window-growing size (with tcp's "
-	       "16-byte header)");
-/* A connection send may carry several frames of the high class
- * (mbu_batch.h); at most this many. */
-#define BATCH_MAX	64u
-
-/* Connection request data: who asks, and whom. */
-struct cm_param {
-	uint32_t magic;
-	uint32_t dst_ep;
-	struct mbx_addr src;
-	int32_t dst_pid;
-	uint32_t id;		/* the asker's id of the target, for its frames' `peer` */
-	uint8_t cls;
-	uint8_t busy;		/* asked because the peer got busy: within budget only */
-	uint8_t buf[CL_N][3];	/* the asker's buffer sizes (24 bits, little-endian;
-				 * at most 1 MiB and headers): they must be ours */
-};
-/* The acceptance's data: the acceptor's id of the asker. */
-struct cm_accept {
-	uint32_t magic;
-	uint32_t id;
-};
-/* libfabric's verbs carries 55 bytes of connection data (the 56 of the IB
- * connection manager less its own 1-byte header) and refuses a longer
- * fi_connect; other cores are checked when the net wire opens. */
-#define CM_DATA_VERBS	55u
-_Static_assert(sizeof(struct cm_param) <= CM_DATA_VERBS, "connection request data");
 
 /* A core that carries less connection data than our request would refuse
  * every fi_connect (verbs over XRC takes 39 bytes): say so once, when the
@@ -165,26 +85,6 @@ static int cm_fits(struct fid_pep *pep, const char *prov)
 	return -FI_EMSGSIZE;
 }
 
-static void put24(uint8_t b[3], size_t v)
-{
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-}
-
-static uint32_t get24(const uint8_t b[3])
-{
-	return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
-}
-
-/* Why a connection request was rejected, in the rejection's data: a peer
- * whose buffers cannot take our frames must fail, not retry for ever. */
-struct cm_reject {
-	uint32_t magic;
-	uint32_t reason;
-};
-
-enum { REJ_SIZES = 1, REJ_BUDGET };
 /* Messages after which a peer is busy and gets a connection, where that is
  * the faster channel for small messages (FI_MATCHBOX_CONN_THRESHOLD). */
 #define BUSY_MSGS	16u
@@ -3125,11 +3025,8 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->credits = (uint32_t)mbx_param.net_credits;
 	n->pool_size[POOL_TINY] = TINY_MAX;
 	n->pool_size[POOL_SMALL] = DGRAM_MAX;
-	n->pool_size[POOL_HI] = HDR + sizeof(struct mbx_wire) + MBX_WIRE_OP_HDR_MAX +
-				mbx_param.net_eager;
-	n->pool_size[POOL_BIG] = HDR + sizeof(struct mbx_wire) + mbx_param.net_frame;
-	if (n->pool_size[POOL_HI] < DGRAM_MAX)
-		n->pool_size[POOL_HI] = DGRAM_MAX;	/* RTS frames must fit */
+	n->pool_size[POOL_HI] = net_buf_hi(mbx_param.net_eager);
+	n->pool_size[POOL_BIG] = net_buf_lo(mbx_param.net_frame);
 	mbu_pool_init(&n->pool[POOL_TINY], sizeof(struct nbuf) + TINY_MAX, 64, 0);
 	mbu_pool_init(&n->pool[POOL_SMALL], sizeof(struct nbuf) + DGRAM_MAX, 64, 0);
 	mbu_pool_init(&n->pool[POOL_HI], sizeof(struct nbuf) + n->pool_size[POOL_HI], 16, 0);

@@ -1,0 +1,313 @@
+/* Bytes from the wire are checked before anything trusts them. This test
+ * speaks the net wire's connection protocol itself, over libfabric's tcp,
+ * to an endpoint in the same process: a connection request of junk, then a
+ * well-formed one from an endpoint that does not exist, and on the
+ * connection that gets, frames no peer would send (another peer's id, a
+ * wrong magic, a length that lies, a batch of garbage, credits it never
+ * had). Each must be refused and counted in bad_frames, none may reach the
+ * matcher or the CQ, and the endpoint must go on working. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext_matchbox.h>
+#include <rdma/fi_tagged.h>
+
+#include "mbx_netwire.h"
+
+struct node {
+	struct fi_info *fi;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	char name[64];
+	struct mbx_addr addr;
+};
+
+/* A connection of libfabric's tcp, as a peer's net wire opens one. */
+struct forger {
+	struct fi_info *fi;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+static void open_node(struct node *n)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	size_t len = sizeof(n->name);
+	const char *x;
+
+	h->fabric_attr->prov_name = strdup("matchbox");
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_TAGGED;
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &n->fi), 0);
+	fi_freeinfo(h);
+	cr_assert_eq(fi_fabric(n->fi->fabric_attr, &n->fabric, NULL), 0);
+	cr_assert_eq(fi_domain(n->fabric, n->fi, &n->domain, NULL), 0);
+	cr_assert_eq(fi_av_open(n->domain, &aa, &n->av, NULL), 0);
+	cr_assert_eq(fi_cq_open(n->domain, &ca, &n->cq, NULL), 0);
+	cr_assert_eq(fi_endpoint(n->domain, n->fi, &n->ep, NULL), 0);
+	cr_assert_eq(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_enable(n->ep), 0);
+	cr_assert_eq(fi_getname(&n->ep->fid, n->name, &len), 0);
+	/* "mbx://" and the seven fields of struct mbx_addr, 8 hex digits each */
+	x = n->name + 6;
+	cr_assert_eq(sscanf(x, "%8x%8x%8x%8x%8x%8x%8x", &n->addr.host, &n->addr.uid,
+			    (unsigned *)&n->addr.pid, &n->addr.ep, &n->addr.job, &n->addr.ip,
+			    &n->addr.ports), 7, "name %s", n->name);
+}
+
+static void close_node(struct node *n)
+{
+	fi_close(&n->ep->fid);
+	fi_close(&n->cq->fid);
+	fi_close(&n->av->fid);
+	fi_close(&n->domain->fid);
+	fi_close(&n->fabric->fid);
+	fi_freeinfo(n->fi);
+}
+
+static uint64_t bad_frames(struct node *n)
+{
+	struct fi_matchbox_net_stats st;
+	size_t len = sizeof(st);
+
+	cr_assert_eq(fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &st, &len),
+		     0);
+	return st.bad_frames;
+}
+
+/* The victim's progress: nothing it reads may be a completion. */
+static void pump(struct node *v)
+{
+	struct fi_cq_tagged_entry e;
+
+	cr_assert_eq(fi_cq_read(v->cq, &e, 1), -FI_EAGAIN, "a forged frame reached the CQ");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Opens a tcp endpoint toward the victim's connection port and sends the
+ * request with `param`; returns the event the forger got (FI_CONNECTED, or
+ * 0 for a rejection), with the acceptance's data in `acc`. */
+static uint32_t forge_connect(struct forger *f, struct node *v, const void *param, size_t len,
+			      struct cm_accept *acc)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG };
+	char host[INET_ADDRSTRLEN], port[8];
+	struct in_addr ia = { htonl(v->addr.ip) };
+	struct {
+		struct fi_eq_cm_entry e;
+		uint8_t data[64];
+	} ev;
+	uint32_t event = 0;
+	double end;
+
+	inet_ntop(AF_INET, &ia, host, sizeof(host));
+	snprintf(port, sizeof(port), "%u", v->addr.ports & 0xffff);
+	h->fabric_attr->prov_name = strdup("tcp");
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG;
+	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), host, port, 0, h, &f->fi), 0);
+	fi_freeinfo(h);
+	cr_assert_eq(fi_fabric(f->fi->fabric_attr, &f->fabric, NULL), 0);
+	cr_assert_eq(fi_domain(f->fabric, f->fi, &f->domain, NULL), 0);
+	cr_assert_eq(fi_eq_open(f->fabric, &ea, &f->eq, NULL), 0);
+	cr_assert_eq(fi_cq_open(f->domain, &ca, &f->cq, NULL), 0);
+	cr_assert_eq(fi_endpoint(f->domain, f->fi, &f->ep, NULL), 0);
+	cr_assert_eq(fi_ep_bind(f->ep, &f->eq->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_enable(f->ep), 0);
+	cr_assert_eq(fi_connect(f->ep, f->fi->dest_addr, param, len), 0);
+	for (end = now() + 10; now() < end;) {
+		ssize_t r;
+
+		pump(v);
+		r = fi_eq_read(f->eq, &event, &ev, sizeof(ev), 0);
+		if (r >= (ssize_t)sizeof(ev.e)) {
+			if (event == FI_CONNECTED && acc && r >= (ssize_t)(sizeof(ev.e) + sizeof(*acc)))
+				memcpy(acc, ev.e.data, sizeof(*acc));
+			return event;
+		}
+		if (r == -FI_EAVAIL) {
+			struct fi_eq_err_entry err = { 0 };
+
+			fi_eq_readerr(f->eq, &err, 0);
+			return 0;
+		}
+	}
+	cr_assert_fail("no answer to the connection request");
+	return 0;
+}
+
+static void forge_close(struct forger *f)
+{
+	fi_close(&f->ep->fid);
+	fi_close(&f->cq->fid);
+	fi_close(&f->eq->fid);
+	fi_close(&f->domain->fid);
+	fi_close(&f->fabric->fid);
+	fi_freeinfo(f->fi);
+}
+
+static void forge_send(struct forger *f, struct node *v, const void *buf, size_t len)
+{
+	struct fi_cq_msg_entry e;
+	double end = now() + 5;
+	ssize_t r;
+
+	cr_assert_eq(fi_send(f->ep, buf, len, NULL, 0, NULL), 0);
+	while ((r = fi_cq_read(f->cq, &e, 1)) == -FI_EAGAIN && now() < end)
+		pump(v);
+	cr_assert_eq(r, 1, "the forged frame was not sent");
+}
+
+/* The victim's progress for a while, and its count of refused frames. */
+static uint64_t settle(struct node *v, double secs)
+{
+	for (double end = now() + secs; now() < end;)
+		pump(v);
+	return bad_frames(v);
+}
+
+static void credit_frame(struct nhdr *h, uint32_t peer)
+{
+	memset(h, 0, CHDR);
+	h->magic = NET_MAGIC;
+	h->version = NET_VERSION;
+	h->type = NT_CREDIT;
+	h->chan = CH_CONN;
+	h->len = CHDR;
+	h->peer = peer;
+}
+
+Test(hostile, junk_request_is_refused)
+{
+	struct node v;
+	struct forger f;
+	static const char junk[] = "not a matchbox request";
+	uint64_t before;
+
+	open_node(&v);
+	if (!v.addr.ip)
+		cr_skip_test("no IPv4 interface: no net wire");
+	before = bad_frames(&v);
+	cr_assert_eq(forge_connect(&f, &v, junk, sizeof(junk), NULL), 0,
+		     "a junk request was accepted");
+	cr_assert_eq(settle(&v, 0.1), before + 1);
+	forge_close(&f);
+	close_node(&v);
+}
+
+Test(hostile, forged_frames_are_refused)
+{
+	struct node v, w;
+	struct forger f;
+	struct cm_param prm;
+	struct cm_accept acc = { 0, 0 };
+	uint64_t before, tag = 7, got = 0, sent = 0x6d6278;
+	struct {
+		struct nhdr h;
+		uint8_t body[64];
+	} fr;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t to;
+
+	open_node(&v);
+	if (!v.addr.ip)
+		cr_skip_test("no IPv4 interface: no net wire");
+	/* A well-formed request from an endpoint of the same job on another
+	 * host, which does not exist (its ports answer nothing). */
+	memset(&prm, 0, sizeof(prm));
+	prm.magic = NET_MAGIC;
+	prm.dst_ep = v.addr.ep;
+	prm.dst_pid = v.addr.pid;
+	prm.src = v.addr;
+	prm.src.host ^= 0x5a5a5a5au;
+	prm.src.pid = v.addr.pid + 1;
+	prm.src.ep = 77;
+	prm.src.ports = 9u << 16 | 9u;
+	prm.id = 12345;
+	prm.cls = CL_HI;
+	put24(prm.buf[CL_HI], net_buf_hi(65536));
+	put24(prm.buf[CL_LO], net_buf_lo(65536));
+	before = bad_frames(&v);
+	cr_assert_eq(forge_connect(&f, &v, &prm, sizeof(prm), &acc), FI_CONNECTED);
+	cr_assert_eq(acc.magic, NET_MAGIC);
+	cr_assert_neq(acc.id, 0u);
+	cr_assert_eq(settle(&v, 0.1), before, "the well-formed request counted as bad");
+
+	/* Another peer's id: never given, or given to someone else. */
+	credit_frame(&fr.h, acc.id + 1);
+	forge_send(&f, &v, &fr, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 1);
+	/* Not ours at all. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.magic = ~NET_MAGIC;
+	forge_send(&f, &v, &fr, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 2);
+	/* A length that is not what came. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.len = CHDR + 8;
+	forge_send(&f, &v, &fr, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 3);
+	/* DATA whose batch of wire frames is garbage. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.type = NT_DATA;
+	fr.h.len = CHDR + sizeof(fr.body);
+	memset(fr.body, 0xff, sizeof(fr.body));
+	forge_send(&f, &v, &fr, CHDR + sizeof(fr.body));
+	cr_assert_eq(settle(&v, 0.1), before + 4);
+	/* Credits it was never owed. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.credits = 0xffffffffu;
+	forge_send(&f, &v, &fr, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 5);
+	/* And a frame that is right passes without a count. */
+	credit_frame(&fr.h, acc.id);
+	forge_send(&f, &v, &fr, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 5);
+
+	/* The endpoint goes on working: a message from a real peer arrives. */
+	open_node(&w);
+	cr_assert_eq(fi_av_insert(w.av, v.name, 1, &to, 0, NULL), 1);
+	cr_assert_eq(fi_trecv(v.ep, &got, sizeof(got), NULL, FI_ADDR_UNSPEC, tag, 0, NULL), 0);
+	cr_assert_eq(fi_tinject(w.ep, &sent, sizeof(sent), to, tag), 0);
+	for (double end = now() + 5; now() < end;) {
+		struct fi_cq_tagged_entry we;
+		ssize_t r = fi_cq_read(v.cq, &e, 1);
+
+		(void)fi_cq_read(w.cq, &we, 1);	/* the sender's progress */
+		if (r == 1)
+			break;
+		cr_assert_eq(r, -FI_EAGAIN);
+	}
+	cr_assert_eq(got, sent);
+	close_node(&w);
+	forge_close(&f);
+	close_node(&v);
+}

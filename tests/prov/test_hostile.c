@@ -22,17 +22,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "mbx_netwire.h"
-
-struct node {
-	struct fi_info *fi;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	char name[64];
-	struct mbx_addr addr;
-};
+#include "node.h"
 
 /* A connection of libfabric's tcp, as a peer's net wire opens one. */
 struct forger {
@@ -44,43 +34,15 @@ struct forger {
 	struct fid_ep *ep;
 };
 
-static void open_node(struct node *n)
+/* The victim's address, from its name: "mbx://" and the seven fields of
+ * struct mbx_addr, 8 hex digits each. */
+static struct mbx_addr addr_of(const struct node *n)
 {
-	struct fi_info *h = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	size_t len = sizeof(n->name);
-	const char *x;
+	struct mbx_addr a;
 
-	h->fabric_attr->prov_name = strdup("matchbox");
-	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_TAGGED;
-	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &n->fi), 0);
-	fi_freeinfo(h);
-	cr_assert_eq(fi_fabric(n->fi->fabric_attr, &n->fabric, NULL), 0);
-	cr_assert_eq(fi_domain(n->fabric, n->fi, &n->domain, NULL), 0);
-	cr_assert_eq(fi_av_open(n->domain, &aa, &n->av, NULL), 0);
-	cr_assert_eq(fi_cq_open(n->domain, &ca, &n->cq, NULL), 0);
-	cr_assert_eq(fi_endpoint(n->domain, n->fi, &n->ep, NULL), 0);
-	cr_assert_eq(fi_ep_bind(n->ep, &n->av->fid, 0), 0);
-	cr_assert_eq(fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	cr_assert_eq(fi_enable(n->ep), 0);
-	cr_assert_eq(fi_getname(&n->ep->fid, n->name, &len), 0);
-	/* "mbx://" and the seven fields of struct mbx_addr, 8 hex digits each */
-	x = n->name + 6;
-	cr_assert_eq(sscanf(x, "%8x%8x%8x%8x%8x%8x%8x", &n->addr.host, &n->addr.uid,
-			    (unsigned *)&n->addr.pid, &n->addr.ep, &n->addr.job, &n->addr.ip,
-			    &n->addr.ports), 7, "name %s", n->name);
-}
-
-static void close_node(struct node *n)
-{
-	fi_close(&n->ep->fid);
-	fi_close(&n->cq->fid);
-	fi_close(&n->av->fid);
-	fi_close(&n->domain->fid);
-	fi_close(&n->fabric->fid);
-	fi_freeinfo(n->fi);
+	cr_assert_eq(sscanf(n->name + 6, "%8x%8x%8x%8x%8x%8x%8x", &a.host, &a.uid,
+			    (unsigned *)&a.pid, &a.ep, &a.job, &a.ip, &a.ports), 7, "name %s", n->name);
+	return a;
 }
 
 static uint64_t bad_frames(struct node *n)
@@ -101,14 +63,6 @@ static void pump(struct node *v)
 	cr_assert_eq(fi_cq_read(v->cq, &e, 1), -FI_EAGAIN, "a forged frame reached the CQ");
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Opens a tcp endpoint toward the victim's connection port and sends the
  * request with `param`; returns the event the forger got (FI_CONNECTED, or
  * 0 for a rejection), with the acceptance's data in `acc`. */
@@ -119,7 +73,8 @@ static uint32_t forge_connect(struct forger *f, struct node *v, const void *para
 	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG };
 	char host[INET_ADDRSTRLEN], port[8];
-	struct in_addr ia = { htonl(v->addr.ip) };
+	struct mbx_addr va = addr_of(v);
+	struct in_addr ia = { htonl(va.ip) };
 	struct {
 		struct fi_eq_cm_entry e;
 		uint8_t data[64];
@@ -128,7 +83,7 @@ static uint32_t forge_connect(struct forger *f, struct node *v, const void *para
 	double end;
 
 	inet_ntop(AF_INET, &ia, host, sizeof(host));
-	snprintf(port, sizeof(port), "%u", v->addr.ports & 0xffff);
+	snprintf(port, sizeof(port), "%u", va.ports & 0xffff);
 	h->fabric_attr->prov_name = strdup("tcp");
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG;
@@ -208,12 +163,14 @@ static void credit_frame(struct nhdr *h, uint32_t peer)
 Test(hostile, junk_request_is_refused)
 {
 	struct node v;
+	struct mbx_addr va;
 	struct forger f;
 	static const char junk[] = "not a matchbox request";
 	uint64_t before;
 
 	open_node(&v);
-	if (!v.addr.ip)
+	va = addr_of(&v);
+	if (!va.ip)
 		cr_skip_test("no IPv4 interface: no net wire");
 	before = bad_frames(&v);
 	cr_assert_eq(forge_connect(&f, &v, junk, sizeof(junk), NULL), 0,
@@ -226,6 +183,7 @@ Test(hostile, junk_request_is_refused)
 Test(hostile, forged_frames_are_refused)
 {
 	struct node v, w;
+	struct mbx_addr va;
 	struct forger f;
 	struct cm_param prm;
 	struct cm_accept acc = { 0, 0 };
@@ -238,17 +196,18 @@ Test(hostile, forged_frames_are_refused)
 	fi_addr_t to;
 
 	open_node(&v);
-	if (!v.addr.ip)
+	va = addr_of(&v);
+	if (!va.ip)
 		cr_skip_test("no IPv4 interface: no net wire");
 	/* A well-formed request from an endpoint of the same job on another
 	 * host, which does not exist (its ports answer nothing). */
 	memset(&prm, 0, sizeof(prm));
 	prm.magic = NET_MAGIC;
-	prm.dst_ep = v.addr.ep;
-	prm.dst_pid = v.addr.pid;
-	prm.src = v.addr;
+	prm.dst_ep = va.ep;
+	prm.dst_pid = va.pid;
+	prm.src = va;
 	prm.src.host ^= 0x5a5a5a5au;
-	prm.src.pid = v.addr.pid + 1;
+	prm.src.pid = va.pid + 1;
 	prm.src.ep = 77;
 	prm.src.ports = 9u << 16 | 9u;
 	prm.id = 12345;

@@ -76,6 +76,11 @@ enum mbu_rel_verdict mbu_rel_rx_push(struct mbu_rel_rx *r, uint32_t seq, void *p
 
 /* The next packet in order, or NULL. */
 void *mbu_rel_rx_pop(struct mbu_rel_rx *r);
+/* Would mbu_rel_rx_pop hand a packet back now? */
+static inline bool mbu_rel_rx_peek(const struct mbu_rel_rx *r)
+{
+	return r->held[r->expect % MBU_REL_WINDOW] != NULL;
+}
 
 /* The acknowledgement to send: cumulative `expect` and the bitmap of held
  * packets after it. */

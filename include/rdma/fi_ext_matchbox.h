@@ -96,6 +96,11 @@ struct fi_matchbox_net_stats {
 	 * fi_read (rail 0: the connections of the net wire itself). */
 	uint64_t rails;
 	uint64_t rail_read_bytes[4];
+	/* Connection rings (FI_MATCHBOX_CONN_RING): rings this endpoint
+	 * offers on its connections now, and the connection frames above
+	 * (conn_msgs) that went by RDMA write into a peer's ring. */
+	uint64_t rings_open;
+	uint64_t ring_msgs;
 };
 
 /* Tagged operations beyond libfabric's (fi_open_ops on an endpoint with

@@ -34,6 +34,8 @@ struct mbx_params mbx_param = {
 	.srq_k = 8,
 	.srq_b = 32,
 	.net_credits = 32,
+	.conn_ring = 256 * 1024,
+	.conn_rings = 16,
 	.net_frame = 65536,
 	.net_eager = 65536,
 	.net_rto_ms = 20,
@@ -98,6 +100,12 @@ static void net_params(void)
 			mbx_param.srq_k);
 	fi_param_define(&mbx_prov, "srq_b", FI_PARAM_SIZE_T,
 			"Shared receive queue: b in x = log2(n)*k + b (default: %zu)", mbx_param.srq_b);
+	fi_param_define(&mbx_prov, "conn_ring", FI_PARAM_SIZE_T,
+			"Bytes of the ring a high-priority connection to another host receives frames in by RDMA write, a power of 2; 0: none, frames by send only (default: %zu)",
+			mbx_param.conn_ring);
+	fi_param_define(&mbx_prov, "conn_rings", FI_PARAM_SIZE_T,
+			"Connections per endpoint that get a ring, the first ones up (default: %zu)",
+			mbx_param.conn_rings);
 	fi_param_define(&mbx_prov, "net_credits", FI_PARAM_SIZE_T,
 			"Frames a sender may have unconsumed on one connection (default: %zu)",
 			mbx_param.net_credits);
@@ -169,6 +177,16 @@ static void net_params(void)
 	get_size("srq_k", &mbx_param.srq_k, 0, 1024);
 	get_size("srq_b", &mbx_param.srq_b, 1, 1 << 16);
 	get_size("net_credits", &mbx_param.net_credits, 1, 1024);
+	get_size("conn_ring", &mbx_param.conn_ring, 0, (size_t)1 << 26);
+	get_size("conn_rings", &mbx_param.conn_rings, 0, 1 << 20);
+	/* A power of 2, and room for a few of the largest eager frames. */
+	if (mbx_param.conn_ring) {
+		size_t r = 65536;
+
+		while (r < mbx_param.conn_ring)
+			r *= 2;
+		mbx_param.conn_ring = r;
+	}
 	get_size("net_frame", &mbx_param.net_frame, 1024, 1 << 20);
 	get_size("net_eager", &mbx_param.net_eager, 256, 1 << 20);
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);

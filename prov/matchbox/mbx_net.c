@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@
  * one in flight, 512 bytes where a datagram-sized buffer took 1.6 KiB. */
 enum { POOL_TINY, POOL_SMALL, POOL_HI, POOL_BIG, POOL_N };
 enum { NF_ACK = 1 };
+/* A ring write in this many asks for a completion, so that a core that
+ * needs one now and then to free its send queue (verbs) gets it. */
+#define RING_SIGNAL	16u
+#define RDONE_MAX	64u
 
 /* A core that carries less connection data than our request would refuse
  * every fi_connect (verbs over XRC takes 39 bytes): say so once, when the
@@ -91,7 +96,9 @@ static int cm_fits(struct fid_pep *pep, const char *prov)
 /* A peer whose budget was full is not asked again for this long. */
 #define BUDGET_RETRY_NS	1000000000ULL
 
-enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_SRX_LO, NB_READ, NB_UOP };
+/* NB_RING: a frame copied out of a connection ring for the matcher to
+ * take later; NB_RWR: a ring write that asked for a completion. */
+enum nb_kind { NB_TX, NB_DRX, NB_SRX, NB_SRX_LO, NB_READ, NB_UOP, NB_RING, NB_RWR };
 
 struct nbuf {
 	struct fi_context2 ctx;
@@ -118,6 +125,40 @@ _Static_assert(TINY_MAX >= HDR + 64, "a tiny buffer holds a header and a small f
 
 enum conn_state { C_CONNECTING, C_ACCEPTING, C_UP, C_DEAD };
 
+/* A connection ring (doc/engines.md, session 46). libfabric's tcp writes
+ * a wake-up byte to a descriptor for every completion it reports and reads
+ * it back on the next poll, two system calls per message that a remote
+ * write without CQ data escapes: written into a ring the receiver polls,
+ * a 4 KiB message took 5.7 us one way where by send it took 6.6. Each side
+ * of a high-class connection offers one (its NT_RING frame), and writes
+ * its DATA frames into the peer's while there is room, with a completion
+ * asked for on one write in RING_SIGNAL only. Frames that do not fit, and
+ * every control frame, still go by send; each frame says how many went
+ * the other way before it (nhdr.xcount), and the receiver takes both in
+ * that order. The memory is one registration: our ring, where the peer
+ * writes; our shadow of the peer's ring, where our frames are built at the
+ * positions they will take there (a position is reused only once the peer
+ * has said it took what was there, so the shadow needs no completion);
+ * and the word where the peer writes how far it has taken our frames. */
+struct cring {
+	struct mbu_dlist link;		/* net->rings while its connection is up */
+	struct mbx_net *n;
+	struct mbx_conn *c;
+	struct fid_mr *mr;
+	uint8_t *mem;			/* [ring: size][shadow: size][room word] */
+	size_t maplen;
+	uint64_t size, nonce;
+	/* Receiving: the position and number of the next frame, the
+	 * position last told to the peer. */
+	uint64_t rx_pos, rx_seq, rx_told;
+	bool told;			/* our NT_RING sent */
+	bool peer;			/* the peer's NT_RING received */
+	bool tx_on;			/* ... and we write into its ring */
+	uint64_t tx_base, tx_key, tx_nonce;
+	uint64_t tx_pos, tx_seq;
+	uint32_t tx_sends, tx_unsig;
+};
+
 struct mbx_conn {
 	struct mbu_dlist link;	/* net->conns */
 	struct fid_ep *ep;
@@ -132,6 +173,7 @@ struct mbx_conn {
 	uint64_t uop_bytes;	/* ... and their bytes */
 	uint64_t read_bytes;	/* asked for by the fi_reads in flight on it */
 	uint64_t dead_ns;
+	struct cring *ring;	/* high class only, while rings are to be had */
 };
 
 /* One connection class toward a peer. Flow control: sending, `credits`
@@ -156,6 +198,13 @@ struct mbx_npeer {
 	struct mbu_rel_tx rtx;
 	struct mbu_rel_rx rrx;
 	struct mbu_dlist inq;		/* received frames the matcher has not taken */
+	struct mbu_dlist early;		/* frames by send waiting for ring frames before them */
+	/* High-class DATA frames by send since the connection came up (ring
+	 * frames wait for their count), and the peer's NT_RING if it came
+	 * before our own end of the connection was up. */
+	uint32_t hi_sends_in;
+	bool tell_held;
+	struct ring_tell tell;
 	struct ncls cl[CL_N];
 	uint32_t msgs;
 	uint64_t budget_retry_ns;	/* no busy-peer connection before */
@@ -244,6 +293,16 @@ struct mbx_net {
 	uint32_t nbound;		/* binding: peers bound so far */
 	uint64_t rails_hot_ns;		/* a rail's connection is being made */
 	struct fi_matchbox_net_stats st;
+	/* Connection rings: those polled, and eager sends written into a
+	 * peer's ring, whose completion waits for the next read of the CQs
+	 * (the caller that wrote the frame has not finished with its send). */
+	struct mbu_dlist rings;
+	bool ring_ok;
+	uint32_t nrdone;
+	struct {
+		struct mbx_peer *p;
+		uint64_t id;
+	} rdone[RDONE_MAX];
 	/* Sleeping in descriptors (mbx_wait.c): the core CQs' and EQ's wait
 	 * descriptors (-1 where the core has none), and a timer that wakes a
 	 * sleeper now and then so that probes and timeouts still run. */
@@ -281,6 +340,8 @@ static void np_fail(struct mbx_ep *ep, struct mbx_npeer *np, const char *why);
 static void uop_done(struct mbx_ep *ep, struct nbuf *b, int err);
 static void ckeys_forget(struct mbx_net *n, struct mbx_npeer *np);
 static void uops_detach(struct mbx_ep *ep, struct mbx_npeer *np);
+static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, int cls, struct nbuf *b);
+static void ring_learn(struct mbx_npeer *np, struct cring *r, const struct ring_tell *t);
 
 /* ---- buffers ---- */
 
@@ -317,13 +378,10 @@ static void nb_put(struct mbx_net *n, struct nbuf *b)
 
 static uint32_t win_target(struct mbx_net *n, int cls);
 
-static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, uint8_t type,
-		     uint8_t chan, uint32_t len)
+static void fill_hdr_at(struct mbx_ep *ep, struct mbx_npeer *np, struct nhdr *h, uint8_t type,
+			uint8_t chan, uint32_t len)
 {
-	struct nhdr *h = nb_hdr(b);
-
-	b->hlen = (uint8_t)hdr_len(chan);
-	memset(h, 0, b->hlen);
+	memset(h, 0, hdr_len(chan));
 	h->magic = NET_MAGIC;
 	h->version = NET_VERSION;
 	h->type = type;
@@ -339,6 +397,13 @@ static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, ui
 		h->peer = np->cl[chan - 1].conn->their_id;
 		h->win = win_target(ep->net, chan - 1);
 	}
+}
+
+static void fill_hdr(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b, uint8_t type,
+		     uint8_t chan, uint32_t len)
+{
+	b->hlen = (uint8_t)hdr_len(chan);
+	fill_hdr_at(ep, np, nb_hdr(b), type, chan, len);
 	b->len = len;
 }
 
@@ -505,6 +570,7 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 			(uint32_t)mbx_param.net_tries);
 	mbu_rel_rx_init(&np->rrx);
 	mbu_dlist_init(&np->inq);
+	mbu_dlist_init(&np->early);
 	mbu_dlist_init(&np->uops);
 	mbu_dlist_init(&np->flush_link);
 	np->p = p;
@@ -532,11 +598,31 @@ int mbx_net_peer_init(struct mbx_ep *ep, struct mbx_peer *p)
 	return 0;
 }
 
+/* Everything we wrote into the peer's ring, it said it took. */
+static bool ring_home(const struct cring *r)
+{
+	return !r || !r->tx_on ||
+	       __atomic_load_n((const uint64_t *)(r->mem + 2 * r->size), __ATOMIC_ACQUIRE) ==
+	       r->tx_pos;
+}
+
+/* After its connection's endpoint: nothing writes into it any more. */
+static void ring_free(struct cring *r)
+{
+	mbu_dlist_remove(&r->link);
+	if (r->mr)
+		fi_close(&r->mr->fid);
+	munmap(r->mem, r->maplen);
+	free(r);
+}
+
 static void conn_free(struct mbx_conn *c)
 {
 	mbu_dlist_remove(&c->link);
 	if (c->ep)
 		fi_close(&c->ep->fid);
+	if (c->ring)
+		ring_free(c->ring);
 	free(c);
 }
 
@@ -584,6 +670,12 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 		}
 		if (cl->conn == c) {
 			cl->conn = NULL;
+			if (c->cls == CL_HI) {
+				np->hi_sends_in = 0;
+				np->tell_held = false;
+				while (!mbu_dlist_empty(&np->early))
+					mbu_dlist_insert_tail(mbu_dlist_pop(&np->early), &np->inq);
+			}
 			mbu_credit_close(&cl->rx, &n->committed[c->cls]);
 			/* Reads on it may never complete: ask by clear-to-send. */
 			while (c->cls == CL_HI && !mbu_dlist_empty(&np->p->reading)) {
@@ -608,6 +700,13 @@ static void conn_retire(struct mbx_net *n, struct mbx_conn *c, bool counted)
 			n->st.lo_conns_open = n->nconns[CL_LO];
 		}
 	}
+	if (c->ring) {
+		/* No longer polled; freed with the connection. */
+		mbu_dlist_remove(&c->ring->link);
+		mbu_dlist_init(&c->ring->link);
+		if (n->st.rings_open)
+			n->st.rings_open--;
+	}
 	c->np = NULL;
 	c->state = C_DEAD;
 	c->dead_ns = mbu_now_ns();
@@ -631,6 +730,11 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 	}
 	while (!mbu_dlist_empty(&np->inq))
 		nb_put(n, mbu_container_of(mbu_dlist_pop(&np->inq), struct nbuf, link));
+	while (!mbu_dlist_empty(&np->early))
+		nb_put(n, mbu_container_of(mbu_dlist_pop(&np->early), struct nbuf, link));
+	for (uint32_t i = 0; i < n->nrdone; i++)
+		if (n->rdone[i].p == p)
+			n->rdone[i].p = NULL;
 	while ((b = mbu_rel_rx_pop(&np->rrx)))
 		nb_put(n, b);
 	for (uint32_t i = 0; i < MBU_REL_WINDOW; i++) {
@@ -652,13 +756,19 @@ void mbx_net_peer_fini(struct mbx_ep *ep, struct mbx_peer *p)
 
 static int conn_setup(struct mbx_net *n, struct mbx_conn *c, struct fi_info *info)
 {
-	int ret = fi_endpoint(n->mdom, info, &c->ep, c);
+	int ret;
 
+	/* Transmits complete only where they ask to (every send and read
+	 * does; ring writes mostly do not). */
+	info->tx_attr->op_flags &= ~FI_COMPLETION;
+	ret = fi_endpoint(n->mdom, info, &c->ep, c);
 	if (ret)
 		return ret;
 	ret = fi_ep_bind(c->ep, &n->eq->fid, 0);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, &n->mcq->fid, FI_TRANSMIT | FI_RECV);
+		ret = fi_ep_bind(c->ep, &n->mcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, &n->mcq->fid, FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, &n->srx[c->cls]->fid, 0);
 	if (!ret)
@@ -850,6 +960,83 @@ reject:
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
 static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls);
 
+/* A new high-class connection's ring, while the endpoint has fewer than
+ * FI_MATCHBOX_CONN_RINGS: each is polled after every read of the CQ. */
+static void ring_open(struct mbx_net *n, struct mbx_conn *c)
+{
+	uint64_t size = mbx_param.conn_ring;
+	struct iovec iov;
+	struct cring *r;
+	int ret;
+
+	if (!n->ring_ok || n->st.rings_open >= mbx_param.conn_rings)
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->n = n;
+	r->c = c;
+	r->size = size;
+	r->maplen = 2 * size + 4096;
+	r->mem = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->mem == MAP_FAILED) {
+		free(r);
+		return;
+	}
+	mbu_dlist_init(&r->link);
+	/* Frames tagged with an old lap's number, or user bytes that happen
+	 * to sit where a trailer would, must not pass for this ring's. */
+	r->nonce = mbu_now_ns() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)r->mem ^
+		   (uint64_t)getpid() << 32;
+	iov.iov_base = r->mem;
+	iov.iov_len = 2 * size + sizeof(uint64_t);
+	if (!++n->mr_key)
+		n->mr_key = 1;
+	ret = fi_mr_regv(n->mdom, &iov, 1, FI_REMOTE_WRITE, 0, n->mr_key, 0, &r->mr, NULL);
+	if (ret) {
+		MBX_INFO(FI_LOG_MR, "no connection ring: %s\n", fi_strerror(-ret));
+		munmap(r->mem, r->maplen);
+		free(r);
+		n->ring_ok = false;
+		return;
+	}
+	c->ring = r;
+	mbu_dlist_insert_tail(&r->link, &n->rings);
+	n->st.rings_open++;
+	if (c->np->tell_held)
+		ring_learn(c->np, r, &c->np->tell);
+}
+
+/* Our ring, told to the peer on the connection before any frame of ours
+ * goes into its ring (it then knows where to tell us the room). */
+static void ring_tell(struct mbx_ep *ep, struct mbx_npeer *np)
+{
+	struct mbx_net *n = ep->net;
+	struct mbx_conn *c = np->cl[CL_HI].conn;
+	struct cring *r = c->ring;
+	struct ring_tell t;
+	struct nbuf *b;
+
+	if (r->told)
+		return;
+	b = nb_get(n, POOL_TINY, NB_TX);
+	if (!b)
+		return;
+	t.base = n->minfo->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)r->mem
+								      : 0;
+	t.key = fi_mr_key(r->mr);
+	t.size = r->size;
+	t.nonce = r->nonce;
+	fill_hdr(ep, np, b, NT_RING, CH_CONN, CHDR + (uint32_t)sizeof(t));
+	memcpy(nb_frame(b), &t, sizeof(t));
+	nb_hdr(b)->credits = np->cl[CL_HI].rx.owed;
+	if (!conn_send(ep, np, CL_HI, b)) {
+		mbu_credit_sent(&np->cl[CL_HI].rx);
+		r->told = true;
+	}
+	nb_put(n, b);
+}
+
 static void on_connected(struct mbx_ep *ep, struct mbx_conn *c, const struct fi_eq_cm_entry *e,
 			 ssize_t len)
 {
@@ -903,6 +1090,11 @@ static void on_connected(struct mbx_ep *ep, struct mbx_conn *c, const struct fi_
 			n->st.lo_conns_max = n->nconns[CL_LO];
 	}
 	post_srq(n, c->cls);
+	if (c->cls == CL_HI) {
+		ring_open(n, c);
+		if (c->ring)
+			ring_tell(ep, np);
+	}
 	grant(ep, np, c->cls);
 	np_flush(ep, np);
 }
@@ -972,9 +1164,18 @@ static void read_eq(struct mbx_ep *ep)
 		case FI_CONNECTED:
 			on_connected(ep, u.cm.fid->context, &u.cm, ret);
 			break;
-		case FI_SHUTDOWN:
-			conn_retire(n, u.cm.fid->context, true);
+		case FI_SHUTDOWN: {
+			struct mbx_conn *c = u.cm.fid->context;
+
+			/* Frames written into the peer's ring that it never
+			 * said it took went down with the connection. */
+			if (c->np && !c->np->failed && c->np->cl[CL_HI].conn == c &&
+			    !ring_home(c->ring))
+				np_fail(ep, c->np, "lost ring frames with its broken connection");
+			else
+				conn_retire(n, c, true);
 			break;
+		}
 		default:
 			break;
 		}
@@ -1060,15 +1261,23 @@ static bool cl_up(const struct ncls *cl)
 static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, int cls, struct nbuf *b)
 {
 	struct mbx_conn *c = np->cl[cls].conn;
+	struct iovec iov = { b->d, b->len };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .context = &b->ctx };
 	int ret;
 
-	ret = (int)fi_send(c->ep, b->d, b->len, NULL, 0, &b->ctx);
+	/* Completions are asked for (the connections bind theirs selective,
+	 * for the ring writes that go without). */
+	if (c->ring)
+		nb_hdr(b)->xcount = (uint32_t)c->ring->tx_seq;
+	ret = (int)fi_sendmsg(c->ep, &msg, FI_COMPLETION);
 	if (ret)
 		return ret;
 	b->conn = c;
 	c->inflight++;
 	b->refs++;	/* until its send completes */
 	if (nb_hdr(b)->type == NT_DATA) {
+		if (c->ring && cls == CL_HI)
+			c->ring->tx_sends++;
 		if (cls == CL_HI)
 			ep->net->st.conn_msgs++;
 		else
@@ -1214,10 +1423,9 @@ static uint32_t batch(const struct mbx_net *n, const struct mbx_npeer *np,
 /* Copies the `cnt` frames from `f` on into b, each 8-byte aligned (the
  * gaps zeroed: they go on the wire). */
 static void batch_copy(const struct mbx_npeer *np, const struct mbu_frame *f, uint32_t cnt,
-		       struct nbuf *b)
+		       unsigned char *to)
 {
 	struct mbu_ring_cons c = np->cons;
-	unsigned char *to = (unsigned char *)nb_frame(b);
 	uint32_t off = 0;
 	struct mbu_frame *g;
 
@@ -1233,6 +1441,110 @@ static void batch_copy(const struct mbx_npeer *np, const struct mbu_frame *f, ui
 		memcpy(to + off, f, f->len);
 		off += f->len;
 	}
+}
+
+
+/* ---- connection rings: sending ---- */
+
+/* One write from our shadow into the peer's ring, the same bytes at the
+ * same position. */
+static int ring_write(struct mbx_net *n, struct cring *r, uint64_t off, uint64_t len)
+{
+	struct iovec iov = { r->mem + r->size + off, len };
+	struct fi_rma_iov riov = { r->tx_base + off, len, r->tx_key };
+	struct fi_msg_rma msg = { .msg_iov = &iov, .iov_count = 1, .rma_iov = &riov,
+				  .rma_iov_count = 1 };
+	struct nbuf *b = NULL;
+	uint64_t flags = 0;
+	int ret;
+
+	if (r->tx_unsig + 1 >= RING_SIGNAL && (b = nb_get(n, POOL_TINY, NB_RWR))) {
+		msg.context = &b->ctx;
+		flags = FI_COMPLETION;
+	}
+	ret = (int)fi_writemsg(r->c->ep, &msg, flags);
+	if (ret) {
+		if (b)
+			nb_put(n, b);
+		return ret;
+	}
+	if (b) {
+		b->conn = r->c;
+		r->c->inflight++;
+		r->tx_unsig = 0;
+	} else {
+		r->tx_unsig++;
+	}
+	return 0;
+}
+
+/* The frame of `len` bytes (net header and the `cnt` frames from f on)
+ * into the peer's ring: 0 if written, -FI_EAGAIN if it must go by send
+ * (no ring, no room, too large for a quarter of it, or an eager send's
+ * completion with nowhere to wait). */
+static int ring_send(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
+		     const struct mbu_frame *f, uint32_t cnt, uint32_t len)
+{
+	struct mbx_net *n = ep->net;
+	const struct mbx_wire *w = (const struct mbx_wire *)f;
+	bool eager = f->len >= sizeof(*w) && w->op == MBX_OP_EAGER;
+	uint64_t need = RING_ALIGN(len) + RING_TRAILER, off, skip, taken;
+	struct nhdr *h;
+	int ret;
+
+	if (!r || !r->tx_on || need > r->size / 4 || (eager && n->nrdone == RDONE_MAX))
+		return -FI_EAGAIN;
+	/* A lone frame, with nothing of ours untaken at the peer (a
+	 * ping-pong), goes by send: written into the ring it arrived 3 us
+	 * later from 3 KiB up on this bed (doc/engines.md, session 46),
+	 * while frames that follow others gain by it. */
+	if (np->conn_sent == np->conn_seen)
+		return -FI_EAGAIN;
+	off = r->tx_pos & (r->size - 1);
+	skip = r->size - off < need ? r->size - off : 0;
+	taken = __atomic_load_n((uint64_t *)(r->mem + 2 * r->size), __ATOMIC_ACQUIRE);
+	if (r->tx_pos - taken + skip + need > r->size)
+		return -FI_EAGAIN;
+	if (skip >= CHDR + RING_TRAILER) {
+		/* The rest of the lap, skipped: its own header says so. */
+		h = (struct nhdr *)(r->mem + r->size + off);
+		memset(h, 0, CHDR);
+		h->magic = NET_MAGIC;
+		h->version = NET_VERSION;
+		h->type = NT_PAD;
+		h->len = (uint32_t)(skip - RING_TRAILER);
+		h->xcount = r->tx_sends;
+		*(uint64_t *)((char *)h + h->len) = r->tx_nonce ^ r->tx_seq;
+		ret = ring_write(n, r, off, skip);
+		if (ret)
+			return ret;
+		r->tx_seq++;
+	}
+	if (skip) {
+		r->tx_pos += skip;
+		off = 0;
+	}
+	h = (struct nhdr *)(r->mem + r->size + off);
+	fill_hdr_at(ep, np, h, NT_DATA, CH_CONN, len);
+	h->credits = np->cl[CL_HI].rx.owed;
+	h->xcount = r->tx_sends;
+	batch_copy(np, f, cnt, (unsigned char *)h + CHDR);
+	memset((char *)h + len, 0, RING_ALIGN(len) - len);
+	*(uint64_t *)((char *)h + RING_ALIGN(len)) = r->tx_nonce ^ r->tx_seq;
+	ret = ring_write(n, r, off, need);
+	if (ret)
+		return ret;
+	r->tx_pos += need;
+	r->tx_seq++;
+	/* The frame is ours until the peer takes it, as a sent one is the
+	 * core's: its send is done (once the caller has finished with it). */
+	if (eager) {
+		n->rdone[n->nrdone].p = np->p;
+		n->rdone[n->nrdone++].id = w->id;
+	}
+	n->st.conn_msgs++;
+	n->st.ring_msgs++;
+	return 0;
 }
 
 /* Move frames from the peer's ring onto a channel, in order, as far as
@@ -1258,19 +1570,23 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 
 			if (cls == CL_HI && mbu_rel_tx_inflight(&np->rtx))
 				return;	/* datagrams first, or the switch reorders */
-			if (!cl->credits) {
-				n->st.credit_waits++;
-				return;
-			}
 			if (cls == CL_HI)
 				len = batch(n, np, f, &cnt);
 			else
 				len = CHDR + f->len;
+			if (cls == CL_HI && !ring_send(ep, np, cl->conn->ring, f, cnt, len)) {
+				mbu_credit_sent(&cl->rx);
+				goto sent;
+			}
+			if (!cl->credits) {
+				n->st.credit_waits++;
+				return;
+			}
 			b = nb_get(n, pool_for(n, len), NB_TX);
 			if (!b)
 				return;
 			fill_hdr(ep, np, b, NT_DATA, CH_OF(cls), len);
-			batch_copy(np, f, cnt, b);
+			batch_copy(np, f, cnt, (unsigned char *)nb_frame(b));
 			track(b, np->p, f);
 			nb_hdr(b)->credits = cl->rx.owed;
 			ret = conn_send(ep, np, cls, b);
@@ -1279,6 +1595,7 @@ static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np)
 				return;
 			mbu_credit_sent(&cl->rx);
 			cl->credits--;
+sent:
 			if (cls == CL_HI) {
 				np->conn_sent++;
 				np->core_mark = false;
@@ -1355,9 +1672,9 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
 /* The checks every net frame passes: the sizes, then, by datagram, the
  * addresses; by connection, the sender is looked up by its id (NULL: not a
  * peer of ours now). Sets b->hlen. */
-static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got, uint8_t chan)
+static struct mbx_npeer *hdr_check(struct mbx_ep *ep, const struct nhdr *h, uint32_t got,
+				   uint8_t chan)
 {
-	struct nhdr *h = nb_hdr(b);
 	uint32_t hl = hdr_len(chan);
 
 	if (got < hl || h->magic != NET_MAGIC || h->version != NET_VERSION ||
@@ -1368,10 +1685,10 @@ static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got,
 		if (!mbu_batch_count((const unsigned char *)h + hl, got - hl,
 				     chan == CH_CONN ? BATCH_MAX : 1))
 			return NULL;
-	} else if (got != hl) {
+	} else if (got != hl + (h->type == NT_RING && chan == CH_CONN ? sizeof(struct ring_tell)
+									: 0)) {
 		return NULL;
 	}
-	b->hlen = (uint8_t)hl;
 	if (chan != CH_DGRAM)
 		return mbu_slots_find(&ep->net->ids, h->peer);
 	if (h->src.job != ep->addr.job || h->src.uid != ep->addr.uid ||
@@ -1382,26 +1699,39 @@ static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got,
 	return peer_of(ep, &h->src);
 }
 
+static struct mbx_npeer *hdr_ok(struct mbx_ep *ep, struct nbuf *b, uint32_t got, uint8_t chan)
+{
+	struct mbx_npeer *np = hdr_check(ep, nb_hdr(b), got, chan);
+
+	b->hlen = (uint8_t)hdr_len(chan);
+	return np;
+}
+
 /* 1: every frame in it taken (or dropped as malformed); 0: the matcher
  * cannot take the next one now, and b->off says where to go on. hdr_ok
  * has checked the frames' lengths against the message's. */
-static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+static int deliver_at(struct mbx_ep *ep, struct mbx_npeer *np, const unsigned char *fr,
+		      uint32_t end, uint32_t *off)
 {
-	uint32_t end = nb_hdr(b)->len - b->hlen;
-
-	while (b->off < end) {
-		const struct mbu_frame *f = (const void *)((char *)nb_frame(b) + b->off);
+	while (*off < end) {
+		const struct mbu_frame *f = (const void *)(fr + *off);
 		int r = mbx_deliver_frame(ep, np->p, f);
 
 		if (r == 0)
 			return 0;
 		if (r < 0)
 			ep->net->st.bad_frames++;
-		b->off += MBU_BATCH_STEP(f->len);
+		*off += MBU_BATCH_STEP(f->len);
 		if (!np->p->net)
 			return 1;	/* failed while delivering */
 	}
 	return 1;
+}
+
+static int deliver(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+{
+	return deliver_at(ep, np, (const unsigned char *)nb_frame(b), nb_hdr(b)->len - b->hlen,
+			  &b->off);
 }
 
 /* Half the window consumed: give it back now, not at the next tick, or a
@@ -1433,6 +1763,8 @@ static void consumed(struct mbx_net *n, struct mbx_npeer *np, struct nbuf *b)
 {
 	int cls = srx_cls(b);
 
+	if (b->kind == NB_RING)
+		np->conn_consumed++;
 	if (cls < 0)
 		return;
 	mbu_credit_consumed(&np->cl[cls].rx, win_target(n, cls), &n->committed[cls]);
@@ -1527,7 +1859,7 @@ static bool credits_home(const struct mbx_npeer *np)
 	for (int k = 0; k < CL_N; k++)
 		if (cl_up(&np->cl[k]) && np->cl[k].credits < np->cl[k].peer_win)
 			return false;
-	return true;
+	return !cl_up(&np->cl[CL_HI]) || ring_home(np->cl[CL_HI].conn->ring);
 }
 
 static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
@@ -1549,22 +1881,15 @@ static void on_close_req(struct mbx_ep *ep, struct mbx_npeer *np, int cls)
 		np->core_hold = true;
 }
 
-static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int cls)
+/* What every connection frame says besides its own business, by send or
+ * by ring: how far the peer has taken ours, credits, its window. True if
+ * it brought credits. */
+static bool conn_hdr(struct mbx_ep *ep, struct mbx_npeer *np, int cls, const struct nhdr *h)
 {
 	struct mbx_net *n = ep->net;
-	struct nhdr *h = nb_hdr(b);
-	struct mbx_npeer *np;
-	struct ncls *cl;
+	struct ncls *cl = &np->cl[cls];
 	bool credited;
-	void *held;
 
-	if (!(np = hdr_ok(ep, b, got, CH_OF(cls))) ||
-	    (cls == CL_LO && h->type == NT_DATA && frame_cls(nb_frame(b)) != CL_LO)) {
-		n->st.bad_frames++;
-		nb_put(n, b);
-		return;
-	}
-	cl = &np->cl[cls];
 	np->last_rx_ns = np->last_act_ns = mbu_now_ns();
 	mbu_count_seen(&np->conn_seen, h->consumed, np->conn_sent);
 	credited = h->credits && h->credits <= n->credits && cl->credits + h->credits <= n->credits;
@@ -1574,6 +1899,214 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 		n->st.bad_frames++;
 	if (h->win >= win_min(n) && h->win <= n->credits)
 		cl->peer_win = h->win;
+	return credited;
+}
+
+/* A high-class DATA frame goes to the matcher after whatever came earlier
+ * by datagram. */
+static void data_in(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
+{
+	void *held;
+
+	while ((held = mbu_rel_rx_pop(&np->rrx)))
+		mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
+	mbu_dlist_insert_tail(&b->link, &np->inq);
+	np_deliver(ep, np);
+}
+
+/* ---- connection rings: receiving ---- */
+
+/* The frame at the head of r, if it is whole: its header (NULL if none)
+ * and the position it starts at. A lap's last bytes, too few for a header
+ * and trailer, are skipped by both sides without a word. The length is
+ * read before the trailer it leads to, and is bounded by the lap: a stale
+ * or half-written one points at bytes that are not this frame's tag. */
+static const struct nhdr *ring_head(const struct cring *r, uint64_t *pos)
+{
+	uint64_t at = r->rx_pos, off = at & (r->size - 1), tail = r->size - off;
+	const struct nhdr *h;
+	uint32_t len;
+
+	if (tail < CHDR + RING_TRAILER) {
+		at += tail;
+		off = 0;
+		tail = r->size;
+	}
+	h = (const struct nhdr *)(r->mem + off);
+	len = __atomic_load_n(&h->len, __ATOMIC_RELAXED);
+	if (len < CHDR || RING_ALIGN(len) + RING_TRAILER > tail)
+		return NULL;
+	if (__atomic_load_n((const uint64_t *)(r->mem + off + RING_ALIGN(len)), __ATOMIC_ACQUIRE) !=
+	    (r->nonce ^ r->rx_seq))
+		return NULL;
+	*pos = at;
+	return h;
+}
+
+/* Tells the peer how far it may write: after a quarter of the ring, or
+ * (`all`) whatever was taken, when the connection goes quiet. An 8-byte
+ * inject write into its room word, with no completion on either side. */
+static void ring_room(struct cring *r, bool all)
+{
+	uint64_t v = r->rx_pos;
+
+	if (!r->peer || v == r->rx_told || (!all && v - r->rx_told < r->size / 4))
+		return;
+	if (!fi_inject_write(r->c->ep, &v, sizeof(v), 0, r->tx_base + 2 * r->size, r->tx_key))
+		r->rx_told = v;
+}
+
+/* A DATA frame from the ring: taken where it lies if nothing is waiting
+ * before it, copied out if the matcher cannot take all of it now; its
+ * place is free either way. */
+static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr *h)
+{
+	struct mbx_net *n = ep->net;
+	const unsigned char *fr = (const unsigned char *)h + CHDR;
+	uint32_t end = h->len - CHDR, off = 0;
+	bool credited = conn_hdr(ep, np, CL_HI, h);
+	struct nbuf *b;
+
+	if (mbu_dlist_empty(&np->inq) && !mbu_rel_rx_peek(&np->rrx)) {
+		if (deliver_at(ep, np, fr, end, &off)) {
+			np->conn_consumed++;
+			goto out;
+		}
+		if (!np->p->net)
+			return;
+	}
+	b = nb_get(n, pool_for(n, h->len), NB_RING);
+	if (!b) {
+		np_fail(ep, np, "left a frame untaken: no memory");
+		return;
+	}
+	memcpy(b->d, h, h->len);
+	b->hlen = (uint8_t)CHDR;
+	b->len = h->len;
+	b->off = off;
+	data_in(ep, np, b);
+out:
+	if (credited && np->p->net)
+		np_flush_soon(ep, np);
+}
+
+static void early_in(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r);
+
+/* Takes the whole frames at the head of r that may go now: a frame waits
+ * while frames sent before it by send are still to come. */
+static void ring_poll(struct mbx_ep *ep, struct cring *r)
+{
+	struct mbx_net *n = ep->net;
+	const struct nhdr *h;
+	uint64_t pos;
+
+	while (r->c->np && !r->c->np->failed && (h = ring_head(r, &pos))) {
+		struct mbx_npeer *np = r->c->np;
+
+		/* A skip counts among the ring's frames too: it waits its turn. */
+		if (h->xcount != np->hi_sends_in)
+			break;
+		r->rx_seq++;
+		if (h->type == NT_PAD && h->magic == NET_MAGIC) {
+			r->rx_pos = pos + (r->size - (pos & (r->size - 1)));
+		} else {
+			r->rx_pos = pos + RING_ALIGN(h->len) + RING_TRAILER;
+			if (hdr_check(ep, h, h->len, CH_CONN) == np && h->type == NT_DATA) {
+				ring_take(ep, np, h);
+				if (!np->p->net || np->failed)
+					return;
+			} else {
+				n->st.bad_frames++;
+			}
+			ring_room(r, false);
+		}
+		if (!mbu_dlist_empty(&np->early))
+			early_in(ep, np, r);
+	}
+}
+
+/* A DATA frame by send comes after the ring frames the sender wrote
+ * before it. The core delivers a connection's bytes in order, so those
+ * are in memory by the time its completion is read and ring_poll() has
+ * taken them; the frame waits here only if the core did not. */
+static bool send_in_order(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
+			  struct nbuf *b)
+{
+	uint32_t x = nb_hdr(b)->xcount;
+
+	if (!r || (x == (uint32_t)r->rx_seq && mbu_dlist_empty(&np->early))) {
+		np->hi_sends_in++;
+		return true;
+	}
+	if ((int32_t)(x - (uint32_t)r->rx_seq) < 0) {
+		ep->net->st.bad_frames++;	/* claims fewer than we took */
+		nb_put(ep->net, b);
+		return false;
+	}
+	mbu_dlist_insert_tail(&b->link, &np->early);
+	return false;
+}
+
+static void early_in(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r)
+{
+	while (!mbu_dlist_empty(&np->early)) {
+		struct nbuf *b = mbu_container_of(np->early.next, struct nbuf, link);
+
+		if (nb_hdr(b)->xcount != (uint32_t)r->rx_seq)
+			return;
+		mbu_dlist_remove(&b->link);
+		np->hi_sends_in++;
+		data_in(ep, np, b);
+		if (!np->p->net || np->failed)
+			return;
+	}
+}
+
+/* The peer's NT_RING: where to write. Its ring must be the size of ours,
+ * whose shadow mirrors it. */
+static void ring_learn(struct mbx_npeer *np, struct cring *r, const struct ring_tell *t)
+{
+	if (!r) {
+		np->tell = *t;
+		np->tell_held = true;
+		return;
+	}
+	if (r->peer)
+		return;
+	r->peer = true;
+	r->tx_base = t->base;
+	r->tx_key = t->key;
+	r->tx_nonce = t->nonce;
+	r->tx_on = t->size == r->size;
+	if (!r->tx_on)
+		MBX_INFO(FI_LOG_EP_DATA, "%s offers a connection ring of %llu bytes, ours has %llu "
+			 "(FI_MATCHBOX_CONN_RING): frames to it go by send\n", np->p->name,
+			 (unsigned long long)t->size, (unsigned long long)r->size);
+}
+
+static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int cls)
+{
+	struct mbx_net *n = ep->net;
+	struct nhdr *h = nb_hdr(b);
+	struct mbx_npeer *np;
+	struct cring *r;
+	bool credited;
+
+	if (!(np = hdr_ok(ep, b, got, CH_OF(cls))) ||
+	    (cls == CL_LO && h->type == NT_DATA && frame_cls(nb_frame(b)) != CL_LO)) {
+		n->st.bad_frames++;
+		nb_put(n, b);
+		return;
+	}
+	/* Ring frames written before this one go first. */
+	r = cls == CL_HI && cl_up(&np->cl[CL_HI]) ? np->cl[CL_HI].conn->ring : NULL;
+	if (r)
+		ring_poll(ep, r);
+	if (!np->p->net || np->failed) {
+		nb_put(n, b);
+		return;
+	}
+	credited = conn_hdr(ep, np, cls, h);
 	switch (h->type) {
 	case NT_DATA:
 		if (cls == CL_LO) {
@@ -1584,12 +2117,8 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 			nb_put(n, b);
 			if (np->p->net)
 				return_credits(ep, np, CL_LO);
-		} else {
-			/* Whatever came earlier by datagram goes first. */
-			while ((held = mbu_rel_rx_pop(&np->rrx)))
-				mbu_dlist_insert_tail(&((struct nbuf *)held)->link, &np->inq);
-			mbu_dlist_insert_tail(&b->link, &np->inq);
-			np_deliver(ep, np);
+		} else if (send_in_order(ep, np, r, b)) {
+			data_in(ep, np, b);
 		}
 		/* Credits that came with data let frames waiting in the ring go
 		 * (with this batch's answers): left for the next tick, a stream
@@ -1597,7 +2126,13 @@ static void on_conn_frame(struct mbx_ep *ep, struct nbuf *b, uint32_t got, int c
 		 * MB/s at 4 KiB). */
 		if (credited && np->p->net)
 			np_flush_soon(ep, np);
+		if (r && np->p->net && !np->failed)
+			ring_poll(ep, r);	/* ring frames that waited for this one */
 		return;
+	case NT_RING:
+		if (cls == CL_HI)
+			ring_learn(np, r, (const struct ring_tell *)((char *)h + CHDR));
+		break;
 	case NT_CLOSE_REQ:
 		on_close_req(ep, np, cls);
 		break;
@@ -1628,7 +2163,7 @@ static void send_failed(struct mbx_ep *ep, struct nbuf *b, int err)
 
 	if (np) {
 		MBX_WARN(FI_LOG_EP_DATA, "send to %s failed: %s\n", np->p->name, fi_strerror(err));
-		if (nb_hdr(b)->type == NT_DATA && !np->failed)
+		if ((b->kind == NB_RWR || nb_hdr(b)->type == NT_DATA) && !np->failed)
 			np_fail(ep, np, "lost a frame with its broken connection");
 		else
 			conn_retire(ep->net, c, true);
@@ -1699,6 +2234,13 @@ static void read_cqs_held(struct mbx_ep *ep, bool dgram)
 		if (got < CQ_BATCH)
 			break;
 	}
+	/* Reading the CQ drove the core, which is when ring writes land. */
+	if (!mbu_dlist_empty(&n->rings)) {
+		struct mbu_dlist *it, *tmp;
+
+		mbu_dlist_foreach_safe(&n->rings, it, tmp)
+			ring_poll(ep, mbu_container_of(it, struct cring, link));
+	}
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
 
@@ -1732,6 +2274,11 @@ static void read_cqs(struct mbx_ep *ep, bool dgram)
 	n->holding = true;
 	read_cqs_held(ep, dgram);
 	n->holding = false;
+	/* Eager sends written into rings by the calls before: done now. */
+	for (uint32_t i = 0; i < n->nrdone; i++)
+		if (n->rdone[i].p)
+			mbx_net_sent(ep, n->rdone[i].p, n->rdone[i].id);
+	n->nrdone = 0;
 	while ((it = mbu_dlist_pop(&n->flushq))) {
 		struct mbx_npeer *np = mbu_container_of(it, struct mbx_npeer, flush_link);
 
@@ -2054,7 +2601,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 			}
 		} else {
 			ret = core_rma(c, false, liov, k, rx->rd_base + rx->rd_next, len,
-				       rx->rd_key, b, 0);
+				       rx->rd_key, b, FI_COMPLETION);
 		}
 		if (ret) {
 			nb_put(n, b);
@@ -2636,6 +3183,12 @@ static void tick(struct mbx_ep *ep, uint64_t now)
 				continue;
 			return_credits(ep, np, k);
 			grant(ep, np, k);
+			if (k == CL_HI && cl->conn->ring) {
+				if (!cl->conn->ring->told)
+					ring_tell(ep, np);
+				if (since(now, np->last_act_ns) > TICK_NS)
+					ring_room(cl->conn->ring, true);
+			}
 			if (cl->rx.owed && since(now, np->last_act_ns) > TICK_NS)
 				send_ctl(ep, np, NT_CREDIT, k);
 			if (!upc++)
@@ -2958,6 +3511,17 @@ int mbx_net_arm(struct mbx_ep *ep)
 			if (cl_up(&np->cl[k]) && np->cl[k].rx.owed)
 				return -FI_EBUSY;
 	}
+	/* A ring write raises no completion and no descriptor: what landed
+	 * in the last read of the CQ is taken before sleeping, and the sends
+	 * written into rings complete. */
+	if (n->nrdone)
+		return -FI_EBUSY;
+	mbu_dlist_foreach(&n->rings, it) {
+		uint64_t pos;
+
+		if (ring_head(mbu_container_of(it, struct cring, link), &pos))
+			return -FI_EBUSY;
+	}
 	uf[0] = &n->ucq->fid;
 	mf[0] = &n->mcq->fid;
 	mf[1] = &n->eq->fid;
@@ -3022,6 +3586,7 @@ int mbx_net_open(struct mbx_ep *ep)
 	mbu_dlist_init(&n->conns);
 	mbu_dlist_init(&n->flushq);
 	mbu_dlist_init(&n->ckeys);
+	mbu_dlist_init(&n->rings);
 	n->credits = (uint32_t)mbx_param.net_credits;
 	n->pool_size[POOL_TINY] = TINY_MAX;
 	n->pool_size[POOL_SMALL] = DGRAM_MAX;
@@ -3042,6 +3607,7 @@ int mbx_net_open(struct mbx_ep *ep)
 						 FI_REMOTE_READ | FI_REMOTE_WRITE)
 				     : NULL;
 	n->rma = n->minfo != NULL;
+	n->ring_ok = n->rma && mbx_param.conn_ring && mbx_param.conn_rings;
 	if (!n->minfo)
 		n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip, FI_MSG);
 	/* Over verbs, RC is the faster channel and stays so. */
@@ -3224,7 +3790,7 @@ void mbx_net_close(struct mbx_ep *ep)
 	if (n->st.peers)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
 			 "%llu refused, %llu over budget, %llu closed, max %llu open; %llu datagram "
-			 "and %llu connection frames, %llu retransmits, %llu duplicates, %llu bad; "
+			 "and %llu connection frames (%llu by ring write), %llu retransmits, %llu duplicates, %llu bad; "
 			 "%llu large messages pulled by fi_read; %llu low-priority connections, "
 			 "%llu frames on them; %llu credit waits; %llu RMA by the core, %llu keys "
 			 "offered, %llu withdrawn\n",
@@ -3235,6 +3801,7 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.conns_closed,
 			 (unsigned long long)n->st.conns_max,
 			 (unsigned long long)n->st.dgram_msgs, (unsigned long long)n->st.conn_msgs,
+			 (unsigned long long)n->st.ring_msgs,
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
 			 (unsigned long long)n->st.bad_frames,
 			 (unsigned long long)ep->stats.rdv_read,

@@ -11,11 +11,13 @@
 #include "mbx_proto.h"
 
 #define NET_MAGIC	0x6d62786eu	/* "mbxn" */
-#define NET_VERSION	7u
+#define NET_VERSION	8u
 #define DGRAM_MAX	1472u		/* one Ethernet frame of UDP payload */
 
 enum { NT_DATA = 1, NT_ACK, NT_CREDIT, NT_PROBE, NT_CLOSE_REQ, NT_CLOSE_ACK, NT_CLOSE_NAK,
-       NT_MAX };
+       NT_RING, NT_MAX };
+/* Only ever in a connection ring: the rest of the lap is skipped. */
+#define NT_PAD	0x7fu
 /* A peer's connections come in two classes, each with its own shared
  * receive queue (Shipman et al.): high priority for eager data and control,
  * in small buffers, and low priority for the DATA frames of clear-to-send
@@ -50,7 +52,13 @@ struct nhdr {
 		uint32_t peer;	/* connection: the receiver's id of the sender */
 		uint32_t dst_ep; /* datagram: the receiving endpoint */
 	};
-	int32_t dst_pid;	/* datagram: the receiving process; 0 on a connection */
+	union {
+		int32_t dst_pid; /* datagram: the receiving process */
+		/* Connection with a ring: of the two ways the sender's frames
+		 * go on it (send, ring write), how many went the other way
+		 * before this one, so that the receiver takes them in order. */
+		uint32_t xcount;
+	};
 	/* datagram only: */
 	uint64_t sack;
 	uint32_t seq;		/* DATA/PROBE */
@@ -68,6 +76,18 @@ _Static_assert(16 + CHDR + sizeof(struct mbx_wire_small) + MBX_SMALL_MAX < 128,
 /* A connection send may carry several frames of the high class
  * (mbu_batch.h); at most this many. */
 #define BATCH_MAX	64u
+
+/* An NT_RING frame's body: where the sender's connection ring is (the
+ * peer writes its frames at base + position under key, and tells the room
+ * it made by writing its position to base + 2 * size), and the number its
+ * frames' trailers are tagged with. */
+struct ring_tell {
+	uint64_t base, key, size, nonce;
+};
+/* A frame in a ring: the net header and frames as by send, 8-byte
+ * aligned, then this trailer; whole once the trailer has arrived. */
+#define RING_TRAILER	8u
+#define RING_ALIGN(v)	(((v) + 7u) & ~(uint64_t)7u)
 
 /* Connection request data: who asks, and whom. */
 struct cm_param {

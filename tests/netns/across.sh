@@ -168,6 +168,10 @@ two_hosts() {
 	# the connection is drained; sizes either side of a datagram make them
 	# switch back and forth, and ftx_wild checks the order.
 	check "small frames by datagram to a connected peer (counted at close), 2 hosts" small_dgram
+	check "a stream by connection ring writes (counted at close), 2 hosts" ring_counts \
+		"[0-9]{4,} connection frames \([0-9]{4,} by ring write\)"
+	check "no connection rings (FI_MATCHBOX_CONN_RING=0), 2 hosts" ring_counts \
+		"[0-9]{4,} connection frames \(0 by ring write\)" FI_MATCHBOX_CONN_RING=0
 	check "ftx_wild, sizes either side of a datagram, switching channels, 2 hosts x 2" env \
 		FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 "$ftx/ftx_wild" -n 4 -M 2000 -L 3000
 	# Every rank reads from and writes to the next in bursts of 20000: a
@@ -310,6 +314,18 @@ by_read() { # mode, env assignments...
 small_dgram() {
 	pingpong_counts 'max 1 open; [0-9]{4,} datagram and [0-9]{1,2} connection frames' 8 1000 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
+}
+
+# A stream of 4 KiB messages goes into the receiver's connection ring (its
+# answers, one a window, go by send: nothing of theirs is untaken); with
+# the rings off, every frame goes by send. ftx_bw checks the data.
+ring_counts() { # pattern the sender's line must match, env assignments...
+	local out re=$1
+	shift
+	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox "$@" "$ftx/ftx_bw" -S 4096 \
+		-T 0.1 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -oE "net: .*"
+	grep -qE "$re" <<<"$out" && grep -q " 0 bad;" <<<"$out" && ! grep -qE " [1-9][0-9]* bad;" <<<"$out"
 }
 
 # A job whose ranks disagree on the net buffer sizes must not corrupt or
@@ -608,7 +624,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram ring_counts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

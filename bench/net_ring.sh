@@ -1,0 +1,78 @@
+#!/bin/bash
+# Connection rings (FI_MATCHBOX_CONN_RING) between two namespace hosts
+# (tests/netns/cluster.sh), one rank a host: our MPI's tagged engine over
+# matchbox with the rings (`ring`) and without (`send`, every frame by
+# fi_send), and Open MPI's OB1 with its tcp BTL (`ob1`, when installed),
+# the same program (bench/mpi/mbench.c) in the same interleaved rounds.
+#   lat  one-way us of a ping-pong (lower is better);
+#   bw   GB/s of a stream of windows of 64 messages (higher is better).
+# The ratio columns are ring against send and against ob1, so above 1.0
+# the ring is better for bw, below 1.0 for lat. Writes
+# bench/results/net_ring.txt.
+# usage: bench/net_ring.sh [BUILD_DIR] [ROUNDS] [SIZES]   (root)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-build}" && pwd)
+rounds=${2:-3}
+sizes=${3:-2048 4096 16384 65536}
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
+cluster=$here/../tests/netns/cluster.sh
+tmp=$(mktemp -d /tmp/netring.XXXXXX)
+trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
+"$cluster" up 2 >/dev/null || exit 1
+h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
+"$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
+. "$here/ompi_netns.sh"
+configs=(ring send)
+if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
+	configs+=(ob1)
+fi
+once() { # config what bytes -> the figure
+	local ring=262144
+	case $1 in
+	ring | send)
+		[ "$1" = send ] && ring=0
+		FI_MATCHBOX_CONN_RING=$ring ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
+			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_RING \
+			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
+	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
+		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
+		"$tmp/mb.ompi" "$2" "$3" 300 2>/dev/null ;;
+	esac | awk -v w="$2" '$1 == w { print $3 }'
+}
+
+for ((r = 1; r <= rounds; r++)); do
+	for s in $sizes; do
+		for w in lat bw; do
+			for c in "${configs[@]}"; do
+				echo "$w $c $s $(once "$c" "$w" "$s")"
+			done
+		done
+	done
+done > "$tmp/raw"
+
+{
+	echo "tagged engine over matchbox, connection rings on (ring) and off (send), and OB1,"
+	echo "between two namespace hosts; median of $rounds interleaved rounds"
+	awk -v configs="${configs[*]}" -v sizes="$sizes" "$(cat "$here/median.awk")"'
+	NF == 4 && $4 != "" { v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $4 }
+	END {
+		nc = split(configs, c, " "); ns = split(sizes, s, " ")
+		for (k = 1; k <= 2; k++) {
+			w = k == 1 ? "lat" : "bw"
+			printf "%-4s %8s", w, "bytes"
+			for (i = 1; i <= nc; i++) printf " %9s", c[i]
+			print "   ring/send ring/ob1"
+			for (j = 1; j <= ns; j++) {
+				printf "%-4s %8s", w, s[j]
+				for (i = 1; i <= nc; i++) {
+					m[c[i]] = med(v[w " " c[i] " " s[j]])
+					printf " %9s", m[c[i]] == "" ? "-" : m[c[i]]
+				}
+				printf "   %9s %8s\n",
+					(m["send"] + 0 > 0 ? sprintf("%.2f", m["ring"] / m["send"]) : "-"),
+					(m["ob1"] + 0 > 0 ? sprintf("%.2f", m["ring"] / m["ob1"]) : "-")
+			}
+		}
+	}' "$tmp/raw"
+} | tee "$here/results/net_ring.txt"

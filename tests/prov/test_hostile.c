@@ -5,7 +5,10 @@
  * connection that gets, frames no peer would send (another peer's id, a
  * wrong magic, a length that lies, a batch of garbage, credits it never
  * had). Each must be refused and counted in bad_frames, none may reach the
- * matcher or the CQ, and the endpoint must go on working. */
+ * matcher or the CQ, and the endpoint must go on working. The same holds
+ * for frames the forger writes into the connection ring the endpoint
+ * offers it: a garbage batch, a wrong magic, a kind of frame that has no
+ * business there, and a frame whose trailer is not yet due. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_matchbox.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "mbx_netwire.h"
@@ -66,8 +70,8 @@ static void pump(struct node *v)
 /* Opens a tcp endpoint toward the victim's connection port and sends the
  * request with `param`; returns the event the forger got (FI_CONNECTED, or
  * 0 for a rejection), with the acceptance's data in `acc`. */
-static uint32_t forge_connect(struct forger *f, struct node *v, const void *param, size_t len,
-			      struct cm_accept *acc)
+static uint32_t forge_connect_buf(struct forger *f, struct node *v, const void *param,
+				  size_t len, struct cm_accept *acc, void *rbuf, size_t rlen)
 {
 	struct fi_info *h = fi_allocinfo();
 	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
@@ -86,7 +90,7 @@ static uint32_t forge_connect(struct forger *f, struct node *v, const void *para
 	snprintf(port, sizeof(port), "%u", va.ports & 0xffff);
 	h->fabric_attr->prov_name = strdup("tcp");
 	h->ep_attr->type = FI_EP_MSG;
-	h->caps = FI_MSG;
+	h->caps = rbuf ? FI_MSG | FI_RMA | FI_WRITE : FI_MSG;
 	cr_assert_eq(fi_getinfo(FI_VERSION(1, 17), host, port, 0, h, &f->fi), 0);
 	fi_freeinfo(h);
 	cr_assert_eq(fi_fabric(f->fi->fabric_attr, &f->fabric, NULL), 0);
@@ -97,6 +101,8 @@ static uint32_t forge_connect(struct forger *f, struct node *v, const void *para
 	cr_assert_eq(fi_ep_bind(f->ep, &f->eq->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV), 0);
 	cr_assert_eq(fi_enable(f->ep), 0);
+	if (rbuf)
+		cr_assert_eq(fi_recv(f->ep, rbuf, rlen, NULL, 0, rbuf), 0);
 	cr_assert_eq(fi_connect(f->ep, f->fi->dest_addr, param, len), 0);
 	for (end = now() + 10; now() < end;) {
 		ssize_t r;
@@ -119,6 +125,12 @@ static uint32_t forge_connect(struct forger *f, struct node *v, const void *para
 	return 0;
 }
 
+static uint32_t forge_connect(struct forger *f, struct node *v, const void *param, size_t len,
+			      struct cm_accept *acc)
+{
+	return forge_connect_buf(f, v, param, len, acc, NULL, 0);
+}
+
 static void forge_close(struct forger *f)
 {
 	fi_close(&f->ep->fid);
@@ -129,16 +141,22 @@ static void forge_close(struct forger *f)
 	fi_freeinfo(f->fi);
 }
 
-static void forge_send(struct forger *f, struct node *v, const void *buf, size_t len)
+/* The forger's next completion, the victim's progress meanwhile. */
+static void forge_wait(struct forger *f, struct node *v, const char *what)
 {
 	struct fi_cq_msg_entry e;
 	double end = now() + 5;
 	ssize_t r;
 
-	cr_assert_eq(fi_send(f->ep, buf, len, NULL, 0, NULL), 0);
 	while ((r = fi_cq_read(f->cq, &e, 1)) == -FI_EAGAIN && now() < end)
 		pump(v);
-	cr_assert_eq(r, 1, "the forged frame was not sent");
+	cr_assert_eq(r, 1, "%s", what);
+}
+
+static void forge_send(struct forger *f, struct node *v, const void *buf, size_t len)
+{
+	cr_assert_eq(fi_send(f->ep, buf, len, NULL, 0, NULL), 0);
+	forge_wait(f, v, "the forged frame was not sent");
 }
 
 /* The victim's progress for a while, and its count of refused frames. */
@@ -147,6 +165,25 @@ static uint64_t settle(struct node *v, double secs)
 	for (double end = now() + secs; now() < end;)
 		pump(v);
 	return bad_frames(v);
+}
+
+/* A well-formed request from an endpoint of the same job on another
+ * host, which does not exist (its ports answer nothing). */
+static void ghost_request(struct cm_param *prm, const struct mbx_addr *va)
+{
+	memset(prm, 0, sizeof(*prm));
+	prm->magic = NET_MAGIC;
+	prm->dst_ep = va->ep;
+	prm->dst_pid = va->pid;
+	prm->src = *va;
+	prm->src.host ^= 0x5a5a5a5au;
+	prm->src.pid = va->pid + 1;
+	prm->src.ep = 77;
+	prm->src.ports = 9u << 16 | 9u;
+	prm->id = 12345;
+	prm->cls = CL_HI;
+	put24(prm->buf[CL_HI], net_buf_hi(65536));
+	put24(prm->buf[CL_LO], net_buf_lo(65536));
 }
 
 static void credit_frame(struct nhdr *h, uint32_t peer)
@@ -199,21 +236,7 @@ Test(hostile, forged_frames_are_refused)
 	va = addr_of(&v);
 	if (!va.ip)
 		cr_skip_test("no IPv4 interface: no net wire");
-	/* A well-formed request from an endpoint of the same job on another
-	 * host, which does not exist (its ports answer nothing). */
-	memset(&prm, 0, sizeof(prm));
-	prm.magic = NET_MAGIC;
-	prm.dst_ep = va.ep;
-	prm.dst_pid = va.pid;
-	prm.src = va;
-	prm.src.host ^= 0x5a5a5a5au;
-	prm.src.pid = va.pid + 1;
-	prm.src.ep = 77;
-	prm.src.ports = 9u << 16 | 9u;
-	prm.id = 12345;
-	prm.cls = CL_HI;
-	put24(prm.buf[CL_HI], net_buf_hi(65536));
-	put24(prm.buf[CL_LO], net_buf_lo(65536));
+	ghost_request(&prm, &va);
 	before = bad_frames(&v);
 	cr_assert_eq(forge_connect(&f, &v, &prm, sizeof(prm), &acc), FI_CONNECTED);
 	cr_assert_eq(acc.magic, NET_MAGIC);
@@ -267,6 +290,95 @@ Test(hostile, forged_frames_are_refused)
 	}
 	cr_assert_eq(got, sent);
 	close_node(&w);
+	forge_close(&f);
+	close_node(&v);
+}
+
+/* One forged frame written into the victim's ring at `off`, tagged as its
+ * frame number `seq`: the header `h` of `len` bytes, then the trailer.
+ * Returns where the next frame goes. */
+static uint64_t ring_forge(struct forger *f, struct node *v, const struct ring_tell *t,
+			   uint64_t off, uint64_t seq, const struct nhdr *h, uint32_t len)
+{
+	static unsigned char buf[512];
+	uint64_t at = RING_ALIGN(len);
+
+	cr_assert_leq(at + RING_TRAILER, sizeof(buf));
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, h, len);
+	*(uint64_t *)(buf + at) = t->nonce ^ seq;
+	cr_assert_eq(fi_write(f->ep, buf, at + RING_TRAILER, NULL, 0, t->base + off, t->key, NULL),
+		     0);
+	forge_wait(f, v, "the forged ring frame was not written");
+	return off + at + RING_TRAILER;
+}
+
+Test(hostile, forged_ring_frames_are_refused)
+{
+	struct node v;
+	struct mbx_addr va;
+	struct forger f;
+	struct cm_param prm;
+	struct cm_accept acc = { 0, 0 };
+	struct fi_matchbox_net_stats st;
+	size_t sl = sizeof(st);
+	struct {
+		struct nhdr h;
+		uint8_t body[64];
+	} fr;
+	_Alignas(8) unsigned char told[256];
+	const struct nhdr *th = (const struct nhdr *)told;
+	struct ring_tell t;
+	uint64_t before, off;
+
+	open_node(&v);
+	va = addr_of(&v);
+	if (!va.ip)
+		cr_skip_test("no IPv4 interface: no net wire");
+	ghost_request(&prm, &va);
+	before = bad_frames(&v);
+	cr_assert_eq(forge_connect_buf(&f, &v, &prm, sizeof(prm), &acc, told, sizeof(told)),
+		     FI_CONNECTED);
+	/* The connection's first frame from the victim offers its ring. */
+	forge_wait(&f, &v, "no frame from the victim");
+	cr_assert_eq(th->magic, NET_MAGIC);
+	cr_assert_eq(th->type, NT_RING);
+	cr_assert_eq(th->len, CHDR + sizeof(t));
+	memcpy(&t, told + CHDR, sizeof(t));
+	cr_assert_geq(t.size, 65536u);
+	cr_assert_eq(fi_getopt(&v.ep->fid, FI_OPT_ENDPOINT, FI_MATCHBOX_OPT_NET_STATS, &st, &sl), 0);
+	cr_assert_eq(st.rings_open, 1u);
+
+	/* DATA whose batch of wire frames is garbage, properly tagged. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.type = NT_DATA;
+	fr.h.len = CHDR + sizeof(fr.body);
+	memset(fr.body, 0xff, sizeof(fr.body));
+	off = ring_forge(&f, &v, &t, 0, 0, &fr.h, fr.h.len);
+	cr_assert_eq(settle(&v, 0.1), before + 1);
+	/* Not ours at all. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.magic = ~NET_MAGIC;
+	off = ring_forge(&f, &v, &t, off, 1, &fr.h, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 2);
+	/* Frames other than DATA come by send only. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.credits = 1;
+	off = ring_forge(&f, &v, &t, off, 2, &fr.h, CHDR);
+	cr_assert_eq(settle(&v, 0.1), before + 3);
+	/* A trailer that is not the next frame's: not taken, nothing counted,
+	 * whatever the frame says. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.type = NT_DATA;
+	fr.h.len = CHDR + sizeof(fr.body);
+	ring_forge(&f, &v, &t, off, 7, &fr.h, fr.h.len);
+	cr_assert_eq(settle(&v, 0.1), before + 3);
+	/* An offer of a ring by send whose length lies. */
+	credit_frame(&fr.h, acc.id);
+	fr.h.type = NT_RING;
+	fr.h.len = CHDR + 8;
+	forge_send(&f, &v, &fr, CHDR + 8);
+	cr_assert_eq(settle(&v, 0.1), before + 4);
 	forge_close(&f);
 	close_node(&v);
 }

@@ -15,14 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 rounds=${2:-3}
 sizes=${3:-2048 4096 16384 65536}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
-cluster=$here/../tests/netns/cluster.sh
-tmp=$(mktemp -d /tmp/netring.XXXXXX)
-trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
-"$cluster" up 2 >/dev/null || exit 1
-h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
-"$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
-. "$here/ompi_netns.sh"
+. "$here/netns_pair.sh"
+netns_pair netring
 configs=(ring send)
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)

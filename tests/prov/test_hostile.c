@@ -186,6 +186,19 @@ static void ghost_request(struct cm_param *prm, const struct mbx_addr *va)
 	put24(prm->buf[CL_LO], net_buf_lo(65536));
 }
 
+/* The victim endpoint, and the forger's well-formed request to it; the
+ * test is skipped where there is no net wire. */
+static void victim(struct node *v, struct cm_param *prm)
+{
+	struct mbx_addr va;
+
+	open_node(v);
+	va = addr_of(v);
+	if (!va.ip)
+		cr_skip_test("no IPv4 interface: no net wire");
+	ghost_request(prm, &va);
+}
+
 static void credit_frame(struct nhdr *h, uint32_t peer)
 {
 	memset(h, 0, CHDR);
@@ -220,7 +233,6 @@ Test(hostile, junk_request_is_refused)
 Test(hostile, forged_frames_are_refused)
 {
 	struct node v, w;
-	struct mbx_addr va;
 	struct forger f;
 	struct cm_param prm;
 	struct cm_accept acc = { 0, 0 };
@@ -232,11 +244,7 @@ Test(hostile, forged_frames_are_refused)
 	struct fi_cq_tagged_entry e;
 	fi_addr_t to;
 
-	open_node(&v);
-	va = addr_of(&v);
-	if (!va.ip)
-		cr_skip_test("no IPv4 interface: no net wire");
-	ghost_request(&prm, &va);
+	victim(&v, &prm);
 	before = bad_frames(&v);
 	cr_assert_eq(forge_connect(&f, &v, &prm, sizeof(prm), &acc), FI_CONNECTED);
 	cr_assert_eq(acc.magic, NET_MAGIC);
@@ -316,7 +324,6 @@ static uint64_t ring_forge(struct forger *f, struct node *v, const struct ring_t
 Test(hostile, forged_ring_frames_are_refused)
 {
 	struct node v;
-	struct mbx_addr va;
 	struct forger f;
 	struct cm_param prm;
 	struct cm_accept acc = { 0, 0 };
@@ -331,11 +338,7 @@ Test(hostile, forged_ring_frames_are_refused)
 	struct ring_tell t;
 	uint64_t before, off;
 
-	open_node(&v);
-	va = addr_of(&v);
-	if (!va.ip)
-		cr_skip_test("no IPv4 interface: no net wire");
-	ghost_request(&prm, &va);
+	victim(&v, &prm);
 	before = bad_frames(&v);
 	cr_assert_eq(forge_connect_buf(&f, &v, &prm, sizeof(prm), &acc, told, sizeof(told)),
 		     FI_CONNECTED);

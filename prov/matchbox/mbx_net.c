@@ -22,7 +22,6 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -132,17 +131,16 @@ enum conn_state { C_CONNECTING, C_ACCEPTING, C_UP, C_DEAD };
  * a 4 KiB message took 5.7 us one way where by send it took 6.6. Each side
  * of a high-class connection offers one (its NT_RING frame), and writes
  * its DATA frames into the peer's while there is room, with a completion
- * asked for on one write in RING_SIGNAL only. Frames that do not fit, and
- * every control frame, still go by send; each frame says how many went
- * the other way before it (nhdr.xcount), and the receiver takes both in
- * that order. The memory is one registration: our ring, where the peer
+ * asked for on one write in RING_SIGNAL only. Frames that do not fit,
+ * lone frames and every control frame still go by send; each frame says
+ * how many went the other way before it (nhdr.xcount), and the receiver
+ * takes both in that order. The memory is one registration: our ring, where the peer
  * writes; our shadow of the peer's ring, where our frames are built at the
  * positions they will take there (a position is reused only once the peer
  * has said it took what was there, so the shadow needs no completion);
  * and the word where the peer writes how far it has taken our frames. */
 struct cring {
 	struct mbu_dlist link;		/* net->rings while its connection is up */
-	struct mbx_net *n;
 	struct mbx_conn *c;
 	struct fid_mr *mr;
 	uint8_t *mem;			/* [ring: size][shadow: size][room word] */
@@ -298,6 +296,7 @@ struct mbx_net {
 	 * (the caller that wrote the frame has not finished with its send). */
 	struct mbu_dlist rings;
 	bool ring_ok;
+	bool ring_copy;			/* check a ring frame in a copy (not over tcp) */
 	uint32_t nrdone;
 	struct {
 		struct mbx_peer *p;
@@ -974,7 +973,6 @@ static void ring_open(struct mbx_net *n, struct mbx_conn *c)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return;
-	r->n = n;
 	r->c = c;
 	r->size = size;
 	r->maplen = 2 * size + 4096;
@@ -1266,7 +1264,8 @@ static int conn_send(struct mbx_ep *ep, struct mbx_npeer *np, int cls, struct nb
 	int ret;
 
 	/* Completions are asked for (the connections bind theirs selective,
-	 * for the ring writes that go without). */
+	 * for the ring writes that go without); the frame says how many of
+	 * ours went into the peer's ring before it. */
 	if (c->ring)
 		nb_hdr(b)->xcount = (uint32_t)c->ring->tx_seq;
 	ret = (int)fi_sendmsg(c->ep, &msg, FI_COMPLETION);
@@ -1442,7 +1441,6 @@ static void batch_copy(const struct mbx_npeer *np, const struct mbu_frame *f, ui
 		off += f->len;
 	}
 }
-
 
 /* ---- connection rings: sending ---- */
 
@@ -1671,7 +1669,7 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p)
 
 /* The checks every net frame passes: the sizes, then, by datagram, the
  * addresses; by connection, the sender is looked up by its id (NULL: not a
- * peer of ours now). Sets b->hlen. */
+ * peer of ours now). */
 static struct mbx_npeer *hdr_check(struct mbx_ep *ep, const struct nhdr *h, uint32_t got,
 				   uint8_t chan)
 {
@@ -1921,7 +1919,7 @@ static void data_in(struct mbx_ep *ep, struct mbx_npeer *np, struct nbuf *b)
  * and trailer, are skipped by both sides without a word. The length is
  * read before the trailer it leads to, and is bounded by the lap: a stale
  * or half-written one points at bytes that are not this frame's tag. */
-static const struct nhdr *ring_head(const struct cring *r, uint64_t *pos)
+static const struct nhdr *ring_head(const struct cring *r, uint64_t *pos, uint32_t *lenp)
 {
 	uint64_t at = r->rx_pos, off = at & (r->size - 1), tail = r->size - off;
 	const struct nhdr *h;
@@ -1940,6 +1938,7 @@ static const struct nhdr *ring_head(const struct cring *r, uint64_t *pos)
 	    (r->nonce ^ r->rx_seq))
 		return NULL;
 	*pos = at;
+	*lenp = len;
 	return h;
 }
 
@@ -1956,18 +1955,19 @@ static void ring_room(struct cring *r, bool all)
 		r->rx_told = v;
 }
 
-/* A DATA frame from the ring: taken where it lies if nothing is waiting
- * before it, copied out if the matcher cannot take all of it now; its
- * place is free either way. */
-static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr *h)
+/* A DATA frame from the ring (checked, `len` bytes): taken where it lies
+ * if nothing is waiting before it, copied out if the matcher cannot take
+ * all of it now; its place is free either way. `b`: it was copied out
+ * before it was checked. */
+static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr *h,
+		      uint32_t len, struct nbuf *b)
 {
 	struct mbx_net *n = ep->net;
 	const unsigned char *fr = (const unsigned char *)h + CHDR;
-	uint32_t end = h->len - CHDR, off = 0;
+	uint32_t end = len - CHDR, off = 0;
 	bool credited = conn_hdr(ep, np, CL_HI, h);
-	struct nbuf *b;
 
-	if (mbu_dlist_empty(&np->inq) && !mbu_rel_rx_peek(&np->rrx)) {
+	if (!b && mbu_dlist_empty(&np->inq) && !mbu_rel_rx_peek(&np->rrx)) {
 		if (deliver_at(ep, np, fr, end, &off)) {
 			np->conn_consumed++;
 			goto out;
@@ -1975,14 +1975,16 @@ static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr
 		if (!np->p->net)
 			return;
 	}
-	b = nb_get(n, pool_for(n, h->len), NB_RING);
 	if (!b) {
-		np_fail(ep, np, "left a frame untaken: no memory");
-		return;
+		b = nb_get(n, pool_for(n, len), NB_RING);
+		if (!b) {
+			np_fail(ep, np, "left a frame untaken: no memory");
+			return;
+		}
+		memcpy(b->d, h, len);
 	}
-	memcpy(b->d, h, h->len);
 	b->hlen = (uint8_t)CHDR;
-	b->len = h->len;
+	b->len = len;
 	b->off = off;
 	data_in(ep, np, b);
 out:
@@ -1999,9 +2001,11 @@ static void ring_poll(struct mbx_ep *ep, struct cring *r)
 	struct mbx_net *n = ep->net;
 	const struct nhdr *h;
 	uint64_t pos;
+	uint32_t len;
 
-	while (r->c->np && !r->c->np->failed && (h = ring_head(r, &pos))) {
+	while (r->c->np && !r->c->np->failed && (h = ring_head(r, &pos, &len))) {
 		struct mbx_npeer *np = r->c->np;
+		struct nbuf *b = NULL;
 
 		/* A skip counts among the ring's frames too: it waits its turn. */
 		if (h->xcount != np->hi_sends_in)
@@ -2010,13 +2014,29 @@ static void ring_poll(struct mbx_ep *ep, struct cring *r)
 		if (h->type == NT_PAD && h->magic == NET_MAGIC) {
 			r->rx_pos = pos + (r->size - (pos & (r->size - 1)));
 		} else {
-			r->rx_pos = pos + RING_ALIGN(h->len) + RING_TRAILER;
-			if (hdr_check(ep, h, h->len, CH_CONN) == np && h->type == NT_DATA) {
-				ring_take(ep, np, h);
+			r->rx_pos = pos + RING_ALIGN(len) + RING_TRAILER;
+			/* A core that places data while we read (an adapter's
+			 * RDMA) could change a frame between its check and its
+			 * use: there it is copied out first. No sender of ours
+			 * writes a frame larger than a receive buffer. */
+			if (n->ring_copy && len <= n->pool_size[POOL_HI]) {
+				b = nb_get(n, pool_for(n, len), NB_RING);
+				if (!b) {
+					np_fail(ep, np, "left a frame untaken: no memory");
+					return;
+				}
+				memcpy(b->d, h, len);
+				h = nb_hdr(b);
+			}
+			if (len <= n->pool_size[POOL_HI] && hdr_check(ep, h, len, CH_CONN) == np &&
+			    h->type == NT_DATA) {
+				ring_take(ep, np, h, len, b);
 				if (!np->p->net || np->failed)
 					return;
 			} else {
 				n->st.bad_frames++;
+				if (b)
+					nb_put(n, b);
 			}
 			ring_room(r, false);
 		}
@@ -3518,8 +3538,9 @@ int mbx_net_arm(struct mbx_ep *ep)
 		return -FI_EBUSY;
 	mbu_dlist_foreach(&n->rings, it) {
 		uint64_t pos;
+		uint32_t len;
 
-		if (ring_head(mbu_container_of(it, struct cring, link), &pos))
+		if (ring_head(mbu_container_of(it, struct cring, link), &pos, &len))
 			return -FI_EBUSY;
 	}
 	uf[0] = &n->ucq->fid;
@@ -3608,6 +3629,9 @@ int mbx_net_open(struct mbx_ep *ep)
 				     : NULL;
 	n->rma = n->minfo != NULL;
 	n->ring_ok = n->rma && mbx_param.conn_ring && mbx_param.conn_rings;
+	/* libfabric's tcp places a write's bytes from its progress, in our
+	 * own calls, so nothing changes a frame while we read it. */
+	n->ring_copy = !n->minfo || strcmp(n->minfo->fabric_attr->prov_name, "tcp") != 0;
 	if (!n->minfo)
 		n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip, FI_MSG);
 	/* Over verbs, RC is the faster channel and stays so. */

@@ -1955,6 +1955,21 @@ static void ring_room(struct cring *r, bool all)
 		r->rx_told = v;
 }
 
+/* A ring frame of `len` bytes in a buffer of ours; NULL, the peer failed,
+ * without memory for it. */
+static struct nbuf *ring_copy_out(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr *h,
+				  uint32_t len)
+{
+	struct nbuf *b = nb_get(ep->net, pool_for(ep->net, len), NB_RING);
+
+	if (!b) {
+		np_fail(ep, np, "left a frame untaken: no memory");
+		return NULL;
+	}
+	memcpy(b->d, h, len);
+	return b;
+}
+
 /* A DATA frame from the ring (checked, `len` bytes): taken where it lies
  * if nothing is waiting before it, copied out if the matcher cannot take
  * all of it now; its place is free either way. `b`: it was copied out
@@ -1962,7 +1977,6 @@ static void ring_room(struct cring *r, bool all)
 static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr *h,
 		      uint32_t len, struct nbuf *b)
 {
-	struct mbx_net *n = ep->net;
 	const unsigned char *fr = (const unsigned char *)h + CHDR;
 	uint32_t end = len - CHDR, off = 0;
 	bool credited = conn_hdr(ep, np, CL_HI, h);
@@ -1975,14 +1989,8 @@ static void ring_take(struct mbx_ep *ep, struct mbx_npeer *np, const struct nhdr
 		if (!np->p->net)
 			return;
 	}
-	if (!b) {
-		b = nb_get(n, pool_for(n, len), NB_RING);
-		if (!b) {
-			np_fail(ep, np, "left a frame untaken: no memory");
-			return;
-		}
-		memcpy(b->d, h, len);
-	}
+	if (!b && !(b = ring_copy_out(ep, np, h, len)))
+		return;
 	b->hlen = (uint8_t)CHDR;
 	b->len = len;
 	b->off = off;
@@ -2019,17 +2027,14 @@ static void ring_poll(struct mbx_ep *ep, struct cring *r)
 			 * RDMA) could change a frame between its check and its
 			 * use: there it is copied out first. No sender of ours
 			 * writes a frame larger than a receive buffer. */
-			if (n->ring_copy && len <= n->pool_size[POOL_HI]) {
-				b = nb_get(n, pool_for(n, len), NB_RING);
-				if (!b) {
-					np_fail(ep, np, "left a frame untaken: no memory");
+			bool fits = len <= n->pool_size[POOL_HI];
+
+			if (fits && n->ring_copy) {
+				if (!(b = ring_copy_out(ep, np, h, len)))
 					return;
-				}
-				memcpy(b->d, h, len);
 				h = nb_hdr(b);
 			}
-			if (len <= n->pool_size[POOL_HI] && hdr_check(ep, h, len, CH_CONN) == np &&
-			    h->type == NT_DATA) {
+			if (fits && hdr_check(ep, h, len, CH_CONN) == np && h->type == NT_DATA) {
 				ring_take(ep, np, h, len, b);
 				if (!np->p->net || np->failed)
 					return;

@@ -1,14 +1,19 @@
 #!/bin/bash
 # Connection rings (FI_MATCHBOX_CONN_RING) between two namespace hosts
 # (tests/netns/cluster.sh), one rank a host: our MPI's tagged engine over
-# matchbox with the rings (`ring`) and without (`send`, every frame by
-# fi_send), and Open MPI's OB1 with its tcp BTL (`ob1`, when installed),
-# the same program (bench/mpi/mbench.c) in the same interleaved rounds.
+# matchbox with the rings (`ring`: a frame that follows others untaken
+# goes into the peer's ring, a lone one by send), without (`send`, every
+# frame by fi_send), with every frame into the ring (`lone`,
+# FI_MATCHBOX_CONN_RING_LONE=1 MiB), and Open MPI's OB1 with its tcp BTL
+# (`ob1`, when installed): the same program (bench/mpi/mbench.c) in the
+# same interleaved rounds, each round once with the kernels' default
+# delayed TCP acknowledgements (`delayed`) and once with both hosts'
+# routes acknowledging every segment at once (`quick`, route quickack).
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
-# The ratio columns are ring against send and against ob1, so above 1.0
-# the ring is better for bw, below 1.0 for lat. Writes
-# bench/results/net_ring.txt.
+# The ratio columns are ring against send and against ob1, and lone
+# against send, so above 1.0 the first is better for bw, below 1.0 for
+# lat. Writes bench/results/net_ring.txt.
 # usage: bench/net_ring.sh [BUILD_DIR] [ROUNDS] [SIZES]   (root)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,18 +22,20 @@ rounds=${2:-3}
 sizes=${3:-2048 4096 16384 65536}
 . "$here/netns_pair.sh"
 netns_pair netring
-configs=(ring send)
+configs=(ring send lone)
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)
 fi
 once() { # config what bytes -> the figure
-	local ring=262144
+	local ring=262144 lone=0
 	case $1 in
-	ring | send)
+	ring | send | lone)
 		[ "$1" = send ] && ring=0
-		FI_MATCHBOX_CONN_RING=$ring ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
+		[ "$1" = lone ] && lone=1048576
+		FI_MATCHBOX_CONN_RING=$ring FI_MATCHBOX_CONN_RING_LONE=$lone \
+			ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_RING \
-			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
+			-x FI_MATCHBOX_CONN_RING_LONE --timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
 	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
 		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
 		"$tmp/mb.ompi" "$2" "$3" 300 2>/dev/null ;;
@@ -36,36 +43,41 @@ once() { # config what bytes -> the figure
 }
 
 for ((r = 1; r <= rounds; r++)); do
-	for s in $sizes; do
-		for w in lat bw; do
-			for c in "${configs[@]}"; do
-				echo "$w $c $s $(once "$c" "$w" "$s")"
+	for a in delayed quick; do
+		netns_acks $a
+		for s in $sizes; do
+			for w in lat bw; do
+				for c in "${configs[@]}"; do
+					echo "$w $a $s $c $(once "$c" "$w" "$s")"
+				done
 			done
 		done
 	done
 done > "$tmp/raw"
+netns_acks delayed
 
 {
-	echo "tagged engine over matchbox, connection rings on (ring) and off (send), and OB1,"
-	echo "between two namespace hosts; median of $rounds interleaved rounds"
+	echo "tagged engine over matchbox: connection rings on (ring), off (send), every frame"
+	echo "into the ring (lone), and OB1; TCP acknowledgements delayed (Linux's default)"
+	echo "or quick (route quickack 1); two namespace hosts, median of $rounds interleaved rounds"
 	awk -v configs="${configs[*]}" -v sizes="$sizes" "$(cat "$here/median.awk")"'
-	NF == 4 && $4 != "" { v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $4 }
+	function ratio(a, b) { return b + 0 > 0 && a != "" ? sprintf("%.2f", a / b) : "-" }
+	NF == 5 && $5 != "" { v[$1 " " $2 " " $3 " " $4] = v[$1 " " $2 " " $3 " " $4] " " $5 }
 	END {
 		nc = split(configs, c, " "); ns = split(sizes, s, " ")
-		for (k = 1; k <= 2; k++) {
-			w = k == 1 ? "lat" : "bw"
-			printf "%-4s %8s", w, "bytes"
-			for (i = 1; i <= nc; i++) printf " %9s", c[i]
-			print "   ring/send ring/ob1"
+		for (k = 1; k <= 4; k++) {
+			w = k <= 2 ? "lat" : "bw"; a = k % 2 ? "delayed" : "quick"
+			printf "%-4s %-8s %8s", w, "acks", "bytes"
+			for (i = 1; i <= nc; i++) printf " %8s", c[i]
+			print "  ring/send ring/ob1 lone/send"
 			for (j = 1; j <= ns; j++) {
-				printf "%-4s %8s", w, s[j]
+				printf "%-4s %-8s %8s", w, a, s[j]
 				for (i = 1; i <= nc; i++) {
-					m[c[i]] = med(v[w " " c[i] " " s[j]])
-					printf " %9s", m[c[i]] == "" ? "-" : m[c[i]]
+					m[c[i]] = med(v[w " " a " " s[j] " " c[i]])
+					printf " %8s", m[c[i]] == "" ? "-" : m[c[i]]
 				}
-				printf "   %9s %8s\n",
-					(m["send"] + 0 > 0 ? sprintf("%.2f", m["ring"] / m["send"]) : "-"),
-					(m["ob1"] + 0 > 0 ? sprintf("%.2f", m["ring"] / m["ob1"]) : "-")
+				printf "  %9s %8s %9s\n", ratio(m["ring"], m["send"]),
+					ratio(m["ring"], m["ob1"]), ratio(m["lone"], m["send"])
 			}
 		}
 	}' "$tmp/raw"

@@ -106,6 +106,9 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "conn_rings", FI_PARAM_SIZE_T,
 			"Connections per endpoint that get a ring, the first ones up (default: %zu)",
 			mbx_param.conn_rings);
+	fi_param_define(&mbx_prov, "conn_ring_lone", FI_PARAM_SIZE_T,
+			"Largest frame written into a ring when none of its sender's frames waits there untaken (a ping-pong); larger lone frames go by send (default: %zu)",
+			mbx_param.conn_ring_lone);
 	fi_param_define(&mbx_prov, "net_credits", FI_PARAM_SIZE_T,
 			"Frames a sender may have unconsumed on one connection (default: %zu)",
 			mbx_param.net_credits);
@@ -179,6 +182,7 @@ static void net_params(void)
 	get_size("net_credits", &mbx_param.net_credits, 1, 1024);
 	get_size("conn_ring", &mbx_param.conn_ring, 0, (size_t)1 << 26);
 	get_size("conn_rings", &mbx_param.conn_rings, 0, 1 << 20);
+	get_size("conn_ring_lone", &mbx_param.conn_ring_lone, 0, (size_t)1 << 26);
 	/* A power of 2, and room for a few of the largest eager frames. */
 	if (mbx_param.conn_ring) {
 		size_t r = 65536;

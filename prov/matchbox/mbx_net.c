@@ -1478,8 +1478,9 @@ static int ring_write(struct mbx_net *n, struct cring *r, uint64_t off, uint64_t
 
 /* The frame of `len` bytes (net header and the `cnt` frames from f on)
  * into the peer's ring: 0 if written, -FI_EAGAIN if it must go by send
- * (no ring, no room, too large for a quarter of it, or an eager send's
- * completion with nowhere to wait). */
+ * (no ring, no room, too large for a quarter of it, a lone frame over
+ * FI_MATCHBOX_CONN_RING_LONE, or an eager send's completion with nowhere
+ * to wait). */
 static int ring_send(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
 		     const struct mbu_frame *f, uint32_t cnt, uint32_t len)
 {
@@ -1493,10 +1494,13 @@ static int ring_send(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
 	if (!r || !r->tx_on || need > r->size / 4 || (eager && n->nrdone == RDONE_MAX))
 		return -FI_EAGAIN;
 	/* A lone frame, with nothing of ours untaken at the peer (a
-	 * ping-pong), goes by send: written into the ring it arrived 3 us
-	 * later from 3 KiB up on this bed (doc/engines.md, session 46),
-	 * while frames that follow others gain by it. */
-	if (np->conn_sent == np->conn_seen)
+	 * ping-pong), goes by send unless FI_MATCHBOX_CONN_RING_LONE allows
+	 * it: written into the ring it put Linux's TCP into acknowledging
+	 * from the reader's recv, 3 us later, from 2 KiB up on this bed,
+	 * and it gains 0.3-0.7 us only where routes ask for quick
+	 * acknowledgements (doc/engines.md, sessions 46-47). Frames that
+	 * follow others gain by the ring either way. */
+	if (np->conn_sent == np->conn_seen && len > mbx_param.conn_ring_lone)
 		return -FI_EAGAIN;
 	off = r->tx_pos & (r->size - 1);
 	skip = r->size - off < need ? r->size - off : 0;

@@ -172,8 +172,16 @@ two_hosts() {
 		"[0-9]{4,} connection frames \([0-9]{4,} by ring write\)"
 	check "no connection rings (FI_MATCHBOX_CONN_RING=0), 2 hosts" ring_counts \
 		"[0-9]{4,} connection frames \(0 by ring write\)" FI_MATCHBOX_CONN_RING=0
+	check "a ping-pong's lone frames go by send, not ring write, 2 hosts" pingpong_counts \
+		"connection frames \(0 by ring write\)" 4096 200 FI_MATCHBOX_CONN_MODE=static
+	check "lone frames by ring write (FI_MATCHBOX_CONN_RING_LONE), 2 hosts" pingpong_counts \
+		"connection frames \([1-9][0-9]{2,} by ring write\)" 4096 200 \
+		FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_CONN_RING_LONE=65536
 	check "ftx_wild, sizes either side of a datagram, switching channels, 2 hosts x 2" env \
 		FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 "$ftx/ftx_wild" -n 4 -M 2000 -L 3000
+	check "ftx_wild, lone frames by ring write too, 2 hosts x 2" env FTX_HOSTS=2 \
+		FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_CONN_RING_LONE=65536 "$ftx/ftx_wild" -n 4 \
+		-M 2000 -L 3000
 	# Every rank reads from and writes to the next in bursts of 20000: a
 	# target answers reads from transmit entries its own reads must not
 	# take all of (the cycle stalled, and the peers declared each other

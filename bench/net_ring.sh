@@ -1,14 +1,15 @@
 #!/bin/bash
 # Connection rings (FI_MATCHBOX_CONN_RING) between two namespace hosts
 # (tests/netns/cluster.sh), one rank a host: our MPI's tagged engine over
-# matchbox with the rings (`ring`: a frame that follows others untaken
-# goes into the peer's ring, a lone one by send), without (`send`, every
-# frame by fi_send), with every frame into the ring (`lone`,
+# matchbox with the defaults (`ring`: a frame that follows others untaken
+# goes into the peer's ring; a lone one too up to 4 KiB where the route
+# acknowledges TCP data at once, else by send), without rings (`send`,
+# every frame by fi_send), with every lone frame into the ring (`lone`,
 # FI_MATCHBOX_CONN_RING_LONE=1 MiB), and Open MPI's OB1 with its tcp BTL
 # (`ob1`, when installed): the same program (bench/mpi/mbench.c) in the
 # same interleaved rounds, each round once with the kernels' default
 # delayed TCP acknowledgements (`delayed`) and once with both hosts'
-# routes acknowledging every segment at once (`quick`, route quickack).
+# routes acknowledging every segment at once (`quick`, cluster.sh acks).
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
 # The ratio columns are ring against send and against ob1, and lone
@@ -27,15 +28,14 @@ if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c"
 	configs+=(ob1)
 fi
 once() { # config what bytes -> the figure
-	local ring=262144 lone=0
+	local xs=()
 	case $1 in
 	ring | send | lone)
-		[ "$1" = send ] && ring=0
-		[ "$1" = lone ] && lone=1048576
-		FI_MATCHBOX_CONN_RING=$ring FI_MATCHBOX_CONN_RING_LONE=$lone \
-			ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
-			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 -x FI_MATCHBOX_CONN_RING \
-			-x FI_MATCHBOX_CONN_RING_LONE --timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
+		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
+		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
+		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
+			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
+			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
 	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
 		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
 		"$tmp/mb.ompi" "$2" "$3" 300 2>/dev/null ;;
@@ -44,7 +44,7 @@ once() { # config what bytes -> the figure
 
 for ((r = 1; r <= rounds; r++)); do
 	for a in delayed quick; do
-		netns_acks $a
+		"$cluster" acks $a || exit 1
 		for s in $sizes; do
 			for w in lat bw; do
 				for c in "${configs[@]}"; do
@@ -54,12 +54,13 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 	done
 done > "$tmp/raw"
-netns_acks delayed
+"$cluster" acks delayed
 
 {
-	echo "tagged engine over matchbox: connection rings on (ring), off (send), every frame"
-	echo "into the ring (lone), and OB1; TCP acknowledgements delayed (Linux's default)"
-	echo "or quick (route quickack 1); two namespace hosts, median of $rounds interleaved rounds"
+	echo "tagged engine over matchbox: connection rings as by default (ring), off (send),"
+	echo "every lone frame into the ring (lone), and OB1; TCP acknowledgements delayed (Linux's"
+	echo "default) or quick (route quickack 1); two namespace hosts, median of $rounds"
+	echo "interleaved rounds"
 	awk -v configs="${configs[*]}" -v sizes="$sizes" "$(cat "$here/median.awk")"'
 	function ratio(a, b) { return b + 0 > 0 && a != "" ? sprintf("%.2f", a / b) : "-" }
 	NF == 5 && $5 != "" { v[$1 " " $2 " " $3 " " $4] = v[$1 " " $2 " " $3 " " $4] " " $5 }

@@ -4,9 +4,6 @@
 # brings the hosts up and down again at exit, sets `cluster`, `tmp`, `h0`
 # and `h1`, builds $tmp/mb.ours with our mpicc, and sources ompi_netns.sh.
 # `netns_pair NAME` (NAME names the temporary directory).
-# `netns_acks quick|delayed` sets how both hosts' kernels acknowledge TCP
-# data on eth0's route: at once for every segment (`quickack 1`), or
-# Linux's default delayed acknowledgements.
 netns_pair() {
 	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
 	cluster=$here/../tests/netns/cluster.sh
@@ -16,13 +13,4 @@ netns_pair() {
 	h0=$("$cluster" addr 0) h1=$("$cluster" addr 1)
 	"$b/mpi/mpicc" -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ours" || exit 1
 	. "$here/ompi_netns.sh"
-}
-
-netns_acks() {
-	local k route
-	for k in 0 1; do
-		route=$(ip -n "mbx-h$k" -4 route show dev eth0 | head -1 | sed 's/ quickack 1//')
-		# shellcheck disable=SC2086 # the route's words, one argument each
-		ip -n "mbx-h$k" route change $route dev eth0 $([ "$1" = quick ] && echo quickack 1) || exit 1
-	done
 }

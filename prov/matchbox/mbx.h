@@ -95,7 +95,8 @@ struct mbx_params {
 	size_t srq_k, srq_b;
 	size_t conn_ring;	/* bytes of a connection ring (mbx_net.c); 0: none */
 	size_t conn_rings;	/* connections per endpoint that get one */
-	size_t conn_ring_lone;	/* largest lone frame written into a ring */
+	size_t conn_ring_lone;	/* largest lone frame written into a ring, or: */
+#define MBX_CONN_RING_LONE_AUTO SIZE_MAX	/* chosen per connection (mbx_net.c) */
 	size_t net_credits;
 	size_t net_frame;
 	size_t net_ring_size;	/* a net peer's staging ring: fits net_frame */

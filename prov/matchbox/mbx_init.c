@@ -36,6 +36,7 @@ struct mbx_params mbx_param = {
 	.net_credits = 32,
 	.conn_ring = 256 * 1024,
 	.conn_rings = 16,
+	.conn_ring_lone = MBX_CONN_RING_LONE_AUTO,
 	.net_frame = 65536,
 	.net_eager = 65536,
 	.net_rto_ms = 20,
@@ -107,8 +108,7 @@ static void net_params(void)
 			"Connections per endpoint that get a ring, the first ones up (default: %zu)",
 			mbx_param.conn_rings);
 	fi_param_define(&mbx_prov, "conn_ring_lone", FI_PARAM_SIZE_T,
-			"Largest frame written into a ring when none of its sender's frames waits there untaken (a ping-pong); larger lone frames go by send (default: %zu)",
-			mbx_param.conn_ring_lone);
+			"Largest frame written into a ring when none of its sender's frames waits there untaken (a ping-pong); larger lone frames go by send (default: chosen per connection: any over a core that is not tcp, 4608 where the route to the peer acknowledges TCP data at once, else 0)");
 	fi_param_define(&mbx_prov, "net_credits", FI_PARAM_SIZE_T,
 			"Frames a sender may have unconsumed on one connection (default: %zu)",
 			mbx_param.net_credits);

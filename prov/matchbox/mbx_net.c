@@ -33,6 +33,7 @@
 #include "mbu_offer.h"
 #include "mbu_rcache.h"
 #include "mbu_rel.h"
+#include "mbu_route.h"
 #include "mbu_slots.h"
 
 #define DGRAM_POSTED	64u
@@ -155,6 +156,7 @@ struct cring {
 	uint64_t tx_base, tx_key, tx_nonce;
 	uint64_t tx_pos, tx_seq;
 	uint32_t tx_sends, tx_unsig;
+	uint32_t lone_max;		/* largest lone frame written (ring_lone_max) */
 };
 
 struct mbx_conn {
@@ -959,6 +961,32 @@ reject:
 static void np_flush(struct mbx_ep *ep, struct mbx_npeer *np);
 static void grant(struct mbx_ep *ep, struct mbx_npeer *np, int cls);
 
+/* Lone frames (a ping-pong's) into a ring up to a 4 KiB message and its
+ * headers where the route acknowledges at once: larger ones were slower by
+ * ring than by send even there (doc/engines.md, session 47). */
+#define RING_LONE_QUICK 4608u
+
+/* The largest lone frame a connection's ring takes (ring_send): what
+ * FI_MATCHBOX_CONN_RING_LONE says, else any over a core that is not TCP
+ * (an adapter's RDMA write has no acknowledgement to delay), else
+ * RING_LONE_QUICK if this host's route to the peer acknowledges TCP data
+ * at once (`ip route ... quickack 1`), and none with Linux's default
+ * delayed acknowledgements. */
+static uint32_t ring_lone_max(const struct mbx_net *n, const struct mbx_npeer *np)
+{
+	int qa;
+
+	if (mbx_param.conn_ring_lone != MBX_CONN_RING_LONE_AUTO)
+		return (uint32_t)mbx_param.conn_ring_lone;
+	if (n->ring_copy)
+		return UINT32_MAX;
+	qa = mbu_route_quickack(np->p->addr.ip);
+	MBX_INFO(FI_LOG_EP_CTRL, "route to %s: %s acknowledgements; lone frames up to %u bytes "
+		 "by ring write\n", np->p->name, qa == 1 ? "quick" : qa == 0 ? "delayed" : "unknown",
+		 qa == 1 ? RING_LONE_QUICK : 0);
+	return qa == 1 ? RING_LONE_QUICK : 0;
+}
+
 /* A new high-class connection's ring, while the endpoint has fewer than
  * FI_MATCHBOX_CONN_RINGS: each is polled after every read of the CQ. */
 static void ring_open(struct mbx_net *n, struct mbx_conn *c)
@@ -975,6 +1003,7 @@ static void ring_open(struct mbx_net *n, struct mbx_conn *c)
 		return;
 	r->c = c;
 	r->size = size;
+	r->lone_max = ring_lone_max(n, c->np);
 	r->maplen = 2 * size + 4096;
 	r->mem = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r->mem == MAP_FAILED) {
@@ -1478,9 +1507,9 @@ static int ring_write(struct mbx_net *n, struct cring *r, uint64_t off, uint64_t
 
 /* The frame of `len` bytes (net header and the `cnt` frames from f on)
  * into the peer's ring: 0 if written, -FI_EAGAIN if it must go by send
- * (no ring, no room, too large for a quarter of it, a lone frame over
- * FI_MATCHBOX_CONN_RING_LONE, or an eager send's completion with nowhere
- * to wait). */
+ * (no ring, no room, too large for a quarter of it, a lone frame larger
+ * than the ring takes, or an eager send's completion with nowhere to
+ * wait). */
 static int ring_send(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
 		     const struct mbu_frame *f, uint32_t cnt, uint32_t len)
 {
@@ -1494,13 +1523,12 @@ static int ring_send(struct mbx_ep *ep, struct mbx_npeer *np, struct cring *r,
 	if (!r || !r->tx_on || need > r->size / 4 || (eager && n->nrdone == RDONE_MAX))
 		return -FI_EAGAIN;
 	/* A lone frame, with nothing of ours untaken at the peer (a
-	 * ping-pong), goes by send unless FI_MATCHBOX_CONN_RING_LONE allows
-	 * it: written into the ring it put Linux's TCP into acknowledging
-	 * from the reader's recv, 3 us later, from 2 KiB up on this bed,
-	 * and it gains 0.3-0.7 us only where routes ask for quick
-	 * acknowledgements (doc/engines.md, sessions 46-47). Frames that
-	 * follow others gain by the ring either way. */
-	if (np->conn_sent == np->conn_seen && len > mbx_param.conn_ring_lone)
+	 * ping-pong), goes by send above r->lone_max: over tcp, written into
+	 * the ring it put Linux into acknowledging from the reader's recv,
+	 * 1-3 us later from 2 KiB up, unless the route acknowledges at once
+	 * (doc/engines.md, sessions 46-47). Frames that follow others gain by
+	 * the ring either way. */
+	if (np->conn_sent == np->conn_seen && len > r->lone_max)
 		return -FI_EAGAIN;
 	off = r->tx_pos & (r->size - 1);
 	skip = r->size - off < need ? r->size - off : 0;

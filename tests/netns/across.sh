@@ -177,6 +177,7 @@ two_hosts() {
 	check "lone frames by ring write (FI_MATCHBOX_CONN_RING_LONE), 2 hosts" pingpong_counts \
 		"connection frames \([1-9][0-9]{2,} by ring write\)" 4096 200 \
 		FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_CONN_RING_LONE=65536
+	check "lone frames by ring write where the routes acknowledge at once, 2 hosts" quick_acks
 	check "ftx_wild, sizes either side of a datagram, switching channels, 2 hosts x 2" env \
 		FTX_HOSTS=2 FI_MATCHBOX_CONN_THRESHOLD=2 "$ftx/ftx_wild" -n 4 -M 2000 -L 3000
 	check "ftx_wild, lone frames by ring write too, 2 hosts x 2" env FTX_HOSTS=2 \
@@ -322,6 +323,21 @@ by_read() { # mode, env assignments...
 small_dgram() {
 	pingpong_counts 'max 1 open; [0-9]{4,} datagram and [0-9]{1,2} connection frames' 8 1000 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
+}
+
+# With both hosts' routes acknowledging TCP data at once, the provider lets
+# a ping-pong's 4 KiB frames into the ring unasked; 8 KiB ones still go by
+# send.
+quick_acks() {
+	local ret
+	"$here/cluster.sh" acks quick || return 1
+	pingpong_counts "connection frames \([1-9][0-9]{2,} by ring write\)" 4096 200 \
+		FI_MATCHBOX_CONN_MODE=static &&
+		pingpong_counts "connection frames \(0 by ring write\)" 8192 200 \
+			FI_MATCHBOX_CONN_MODE=static
+	ret=$?
+	"$here/cluster.sh" acks delayed || return 1
+	return $ret
 }
 
 # A stream of 4 KiB messages goes into the receiver's connection ring (its
@@ -632,7 +648,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram ring_counts mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -19,6 +19,9 @@
 #                            also when CMD fails or the script is interrupted
 #   cluster.sh link K up|down  plug host K's cable back in (waiting until the
 #                            bridge forwards again) or pull it, at the bridge
+#   cluster.sh acks quick|delayed  every host's eth0 route acknowledges TCP
+#                            data at once (quickack 1) or as Linux does by
+#                            default, delayed
 set -u
 NETS=(198.51.100 203.0.113 192.0.2)
 RAILS=${MBX_RAILS:-1}
@@ -106,8 +109,20 @@ shape() {
 	done
 }
 
+acks() {
+	local ns route
+	for ns in $(ip netns list 2>/dev/null | awk '/^mbx-h/ {print $1}'); do
+		route=$(ip -n "$ns" -4 route show dev eth0 | head -1 | sed 's/ quickack 1//')
+		[ -n "$route" ] || { echo "cluster: $ns has no eth0 route" >&2; return 1; }
+		# shellcheck disable=SC2086 # the route's words, one argument each
+		ip -n "$ns" route change $route dev eth0 $([ "$1" = quick ] && echo quickack 1) ||
+			return 1
+	done
+}
+
 case "${1:-}" in
 up) up "${2:?N}" ;;
+acks) acks "${2:?quick|delayed}" ;;
 shape) shape "${2:?R}" "${3:?RATE}" ;;
 link) link "${2:?K}" "${3:?up|down}" ;;
 down) down ;;
@@ -125,7 +140,7 @@ run)
 	MBX_HOSTS=$n "$@"
 	;;
 *)
-	sed -n '2,23p' "$0" >&2
+	sed -n '2,26p' "$0" >&2
 	exit 2
 	;;
 esac

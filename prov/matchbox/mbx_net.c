@@ -298,7 +298,10 @@ struct mbx_net {
 	 * (the caller that wrote the frame has not finished with its send). */
 	struct mbu_dlist rings;
 	bool ring_ok;
-	bool ring_copy;			/* check a ring frame in a copy (not over tcp) */
+	/* The core is libfabric's tcp: it places a ring write's bytes inside
+	 * our own calls (a frame may be checked where it lies), and TCP's
+	 * delayed acknowledgements decide what a lone frame costs. */
+	bool core_tcp;
 	uint32_t nrdone;
 	struct {
 		struct mbx_peer *p;
@@ -978,7 +981,7 @@ static uint32_t ring_lone_max(const struct mbx_net *n, const struct mbx_npeer *n
 
 	if (mbx_param.conn_ring_lone != MBX_CONN_RING_LONE_AUTO)
 		return (uint32_t)mbx_param.conn_ring_lone;
-	if (n->ring_copy)
+	if (!n->core_tcp)
 		return UINT32_MAX;
 	qa = mbu_route_quickack(np->p->addr.ip);
 	MBX_INFO(FI_LOG_EP_CTRL, "route to %s: %s acknowledgements; lone frames up to %u bytes "
@@ -2061,7 +2064,7 @@ static void ring_poll(struct mbx_ep *ep, struct cring *r)
 			 * writes a frame larger than a receive buffer. */
 			bool fits = len <= n->pool_size[POOL_HI];
 
-			if (fits && n->ring_copy) {
+			if (fits && !n->core_tcp) {
 				if (!(b = ring_copy_out(ep, np, h, len)))
 					return;
 				h = nb_hdr(b);
@@ -3666,9 +3669,8 @@ int mbx_net_open(struct mbx_ep *ep)
 				     : NULL;
 	n->rma = n->minfo != NULL;
 	n->ring_ok = n->rma && mbx_param.conn_ring && mbx_param.conn_rings;
-	/* libfabric's tcp places a write's bytes from its progress, in our
-	 * own calls, so nothing changes a frame while we read it. */
-	n->ring_copy = !n->minfo || strcmp(n->minfo->fabric_attr->prov_name, "tcp") != 0;
+	/* Read only with rings, which need the core's RMA (minfo set here). */
+	n->core_tcp = n->minfo && strcmp(n->minfo->fabric_attr->prov_name, "tcp") == 0;
 	if (!n->minfo)
 		n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip, FI_MSG);
 	/* Over verbs, RC is the faster channel and stays so. */

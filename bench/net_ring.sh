@@ -1,50 +1,63 @@
 #!/bin/bash
-# Connection rings (FI_MATCHBOX_CONN_RING) between two namespace hosts
-# (tests/netns/cluster.sh), one rank a host: our MPI's tagged engine over
-# matchbox with the defaults (`ring`: a frame that follows others untaken
-# goes into the peer's ring; a lone one too up to 4 KiB where the route
-# acknowledges TCP data at once, else by send), without rings (`send`,
-# every frame by fi_send), with every lone frame into the ring (`lone`,
-# FI_MATCHBOX_CONN_RING_LONE=1 MiB), and Open MPI's OB1 with its tcp BTL
-# (`ob1`, when installed): the same program (bench/mpi/mbench.c) in the
-# same interleaved rounds, each round once with the kernels' default
-# delayed TCP acknowledgements (`delayed`) and once with both hosts'
-# routes acknowledging every segment at once (`quick`, cluster.sh acks).
+# Our MPI's tagged engine over matchbox between two namespace hosts
+# (tests/netns/cluster.sh), one rank a host, in configurations of the
+# provider's net wire, and Open MPI's OB1 with its tcp BTL (`ob1`, when
+# installed): the same program (bench/mpi/mbench.c) in the same interleaved
+# rounds, each round once per TCP acknowledgement mode: the kernels' default
+# delayed acknowledgements (`delayed`) and both hosts' routes acknowledging
+# every segment at once (`quick`, cluster.sh acks). Configurations:
+#   ring    the defaults: a frame that follows others untaken goes into the
+#           peer's connection ring, a lone one too up to 4 KiB where the
+#           route acknowledges at once (else by send), and a large message's
+#           first request to a peer carries its first 64 KiB;
+#   send    without rings (FI_MATCHBOX_CONN_RING=0, every frame by fi_send);
+#   lone    every lone frame into the ring (FI_MATCHBOX_CONN_RING_LONE=1 MiB);
+#   nohead  large messages' requests without their head
+#           (FI_MATCHBOX_NET_RTS_HEAD=0);
+#   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
-# The ratio columns are ring against send and against ob1, and lone
-# against send, so above 1.0 the first is better for bw, below 1.0 for
-# lat. Writes bench/results/net_ring.txt.
+# The ratio columns are the defaults against each other configuration, so
+# above 1.0 the defaults are better for bw, below 1.0 for lat.
 # usage: bench/net_ring.sh [BUILD_DIR] [ROUNDS] [SIZES]   (root)
+# CONFIGS (default "ring send lone", ob1 added when installed), ACKS
+# (default "delayed quick") and OUT (default net_ring, the file
+# bench/results/OUT.txt) choose another comparison, e.g. the heads:
+#   CONFIGS="ring nohead" ACKS=delayed OUT=net_head bench/net_ring.sh build 5 \
+#     "131072 262144 1048576"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
 rounds=${2:-3}
 sizes=${3:-2048 4096 16384 65536}
+acks=${ACKS:-delayed quick}
+out=${OUT:-net_ring}
 . "$here/netns_pair.sh"
 netns_pair netring
-configs=(ring send lone)
+read -r -a configs <<<"${CONFIGS:-ring send lone}"
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)
 fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone)
+	ring | send | lone | nohead)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
+		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
 	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
 		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
 		"$tmp/mb.ompi" "$2" "$3" 300 2>/dev/null ;;
+	*) echo "unknown configuration $1" >&2 ;;
 	esac | awk -v w="$2" '$1 == w { print $3 }'
 }
 
 for ((r = 1; r <= rounds; r++)); do
-	for a in delayed quick; do
-		"$cluster" acks $a || exit 1
+	for a in $acks; do
+		"$cluster" acks "$a" || exit 1
 		for s in $sizes; do
 			for w in lat bw; do
 				for c in "${configs[@]}"; do
@@ -57,29 +70,31 @@ done > "$tmp/raw"
 "$cluster" acks delayed
 
 {
-	echo "tagged engine over matchbox: connection rings as by default (ring), off (send),"
-	echo "every lone frame into the ring (lone), and OB1; TCP acknowledgements delayed (Linux's"
-	echo "default) or quick (route quickack 1); two namespace hosts, median of $rounds"
-	echo "interleaved rounds"
-	awk -v configs="${configs[*]}" -v sizes="$sizes" "$(cat "$here/median.awk")"'
+	echo "tagged engine over matchbox: configurations ${configs[*]} (bench/net_ring.sh says"
+	echo "what each is); TCP acknowledgements $acks (delayed: Linux's default; quick: route"
+	echo "quickack 1); two namespace hosts, median of $rounds interleaved rounds"
+	awk -v configs="${configs[*]}" -v sizes="$sizes" -v acks="$acks" "$(cat "$here/median.awk")"'
 	function ratio(a, b) { return b + 0 > 0 && a != "" ? sprintf("%.2f", a / b) : "-" }
 	NF == 5 && $5 != "" { v[$1 " " $2 " " $3 " " $4] = v[$1 " " $2 " " $3 " " $4] " " $5 }
 	END {
-		nc = split(configs, c, " "); ns = split(sizes, s, " ")
-		for (k = 1; k <= 4; k++) {
-			w = k <= 2 ? "lat" : "bw"; a = k % 2 ? "delayed" : "quick"
+		nc = split(configs, c, " "); ns = split(sizes, s, " "); na = split(acks, ak, " ")
+		for (k = 1; k <= 2 * na; k++) {
+			w = k <= na ? "lat" : "bw"; a = ak[(k - 1) % na + 1]
 			printf "%-4s %-8s %8s", w, "acks", "bytes"
 			for (i = 1; i <= nc; i++) printf " %8s", c[i]
-			print "  ring/send ring/ob1 lone/send"
+			printf " "
+			for (i = 2; i <= nc; i++) printf " %12s", c[1] "/" c[i]
+			print ""
 			for (j = 1; j <= ns; j++) {
 				printf "%-4s %-8s %8s", w, a, s[j]
 				for (i = 1; i <= nc; i++) {
 					m[c[i]] = med(v[w " " a " " s[j] " " c[i]])
 					printf " %8s", m[c[i]] == "" ? "-" : m[c[i]]
 				}
-				printf "  %9s %8s %9s\n", ratio(m["ring"], m["send"]),
-					ratio(m["ring"], m["ob1"]), ratio(m["lone"], m["send"])
+				printf " "
+				for (i = 2; i <= nc; i++) printf " %12s", ratio(m[c[1]], m[c[i]])
+				print ""
 			}
 		}
 	}' "$tmp/raw"
-} | tee "$here/results/net_ring.txt"
+} | tee "$here/results/$out.txt"

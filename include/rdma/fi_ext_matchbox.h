@@ -36,6 +36,9 @@ struct fi_matchbox_stats {
 	 * atomics, or CMA not allowed). */
 	uint64_t rma_cma;
 	uint64_t rma_frames;
+	/* Large messages sent to another host whose request carried their
+	 * first bytes (FI_MATCHBOX_NET_RTS_HEAD). */
+	uint64_t rdv_head;
 };
 
 /* The net wire (peers on other hosts). Connections are counted per

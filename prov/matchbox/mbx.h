@@ -105,6 +105,7 @@ struct mbx_params {
 	size_t net_tries;
 	bool net_rma;
 	size_t net_rma_chunk;
+	size_t net_rts_head;	/* 0: an RTS to another host carries no head */
 	size_t net_rma_core_max;
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
@@ -475,6 +476,7 @@ struct mbx_peer {
 	/* RMA initiator: frame operations not yet answered (CMA must not pass
 	 * them), and the peer's published registrations (mbx_rma.c) */
 	uint32_t rma_out;
+	uint32_t rts_offered;	/* our RTSs to it offered for fi_read, not yet finished */
 	int kt_state;			/* MBX_KT_UNSEEN / _MAPPED / _NONE */
 	bool rma_cma_ok;
 	bool hb_valid;			/* the target's progress count seen once */
@@ -529,6 +531,7 @@ struct mbx_tx {
 	struct fid_mr *mr;	/* net RTS: the data registered for the peer's fi_read */
 	struct mbu_rcache_entry *rce;	/* ... or the cached registration holding it */
 	bool rails;		/* ... which the RTS offered on the extra rails too */
+	bool offered;		/* ... counted in its peer's rts_offered */
 	/* copy path */
 	uint64_t bulk_base;	/* shm: its first chunk in the bulk ring (from the CTS) */
 	size_t want, streamed;
@@ -566,6 +569,7 @@ struct mbx_rx {
 	uint32_t rd_key;
 	uint64_t rd_base;	/* where the message starts in that registration */
 	bool rd_failed;
+	bool rd_begun;		/* its rail is chosen (rd_rail) */
 	/* The rail every piece goes on (round robin, binding), or
 	 * MBX_RD_STRIPE: each piece on the rail with the most room. */
 	uint8_t rd_rail;
@@ -587,6 +591,7 @@ struct mbx_ux {
 	};
 	uint8_t riov_cnt;
 	uint32_t rkey;		/* RTS with MBX_WF_RMA */
+	uint32_t head;		/* RTS: bytes of its head kept in buf (0: none kept) */
 	void *buf;
 	int cls;
 	bool tagged;

@@ -67,7 +67,12 @@ static inline bool mbx_frame_ok(const struct mbu_frame *f, const struct mbx_wire
 		int i;
 
 		if (!w->iov_cnt || w->iov_cnt > MBX_IOV_LIMIT ||
-		    f->len != sizeof(*w) + w->iov_cnt * sizeof(*wi))
+		    f->len < sizeof(*w) + w->iov_cnt * sizeof(*wi))
+			return false;
+		/* A head is never empty and never the whole message (that
+		 * would have gone eager); without one, nothing follows. */
+		if (w->flags & MBX_WF_HEAD ? !mbx_rts_head(w) || mbx_rts_head(w) >= w->size :
+					     mbx_rts_head(w) != 0)
 			return false;
 		for (i = 0; i < w->iov_cnt; i++) {
 			if (wi[i].len > MBX_MAX_MSG_SIZE)

@@ -2607,7 +2607,8 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		piece = share < piece ? piece : share > rd_window() ? rd_window() : share;
 		win = RD_WINDOW * (uint64_t)piece;
 	}
-	if (!rx->rd_next && !rx->rd_pending) {
+	if (!rx->rd_begun) {
+		rx->rd_begun = true;
 		if (nr == 1 || mbx_param.rail_policy == MBX_RAIL_STRIPE)
 			rx->rd_rail = nr == 1 ? 0 : MBX_RD_STRIPE;
 		else if (mbx_param.rail_policy == MBX_RAIL_ROUND_ROBIN)
@@ -3854,7 +3855,8 @@ void mbx_net_close(struct mbx_ep *ep)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
 			 "%llu refused, %llu over budget, %llu closed, max %llu open; %llu datagram "
 			 "and %llu connection frames (%llu by ring write), %llu retransmits, %llu duplicates, %llu bad; "
-			 "%llu large messages pulled by fi_read; %llu low-priority connections, "
+			 "%llu large messages pulled by fi_read, %llu sent with their head; "
+			 "%llu low-priority connections, "
 			 "%llu frames on them; %llu credit waits; %llu RMA by the core, %llu keys "
 			 "offered, %llu withdrawn\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
@@ -3868,6 +3870,7 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
 			 (unsigned long long)n->st.bad_frames,
 			 (unsigned long long)ep->stats.rdv_read,
+			 (unsigned long long)ep->stats.rdv_head,
 			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs,
 			 (unsigned long long)n->st.credit_waits, (unsigned long long)n->st.rma_core,
 			 (unsigned long long)n->st.rma_keys_offered,

@@ -44,6 +44,12 @@
  * memory with CMA (rma_direct) and names its domain's table of published
  * registrations (util/mbu_keytab.h). Such RMA writes no frame at all.
  *
+ * Version 8: an RTS may carry the message's first bytes after its iovs
+ * (MBX_WF_HEAD), so that they cross while the receiver's fi_read of the
+ * rest is still to be asked for; the receiver reads from the end of the
+ * head, or ignores it (clear-to-send, any other protocol) and takes the
+ * whole message as before.
+ *
  * Version 1. Nothing has been retired yet; a retired field or op keeps its
  * number and gets a comment here. */
 #ifndef MBX_PROTO_H
@@ -57,7 +63,7 @@
 #define MBX_SEG_MAGIC	0x6d62782d73686d31ULL	/* "mbx-shm1" */
 #define MBX_SEG_VERSION	6u
 #define MBX_WIRE_MAGIC	0x6d62u
-#define MBX_WIRE_VERSION 7u
+#define MBX_WIRE_VERSION 8u
 #define MBX_FRAME_KIND	1u
 #define MBX_NAME_MAX	64
 #define MBX_ADDR_LEN	63	/* "mbx://" + 7 x 8 hex digits + NUL */
@@ -123,6 +129,8 @@ enum mbx_wire_flags {
 	MBX_WF_WANTKEY = 1 << 5,	/* last WRITE/READ frame: offer the core's key (KEY) */
 	MBX_WF_RAILS = 1 << 6,	/* net RTS with MBX_WF_RMA: the key is the same on every
 				 * rail of the RAILS frame */
+	MBX_WF_HEAD = 1 << 7,	/* RTS: the message's first bytes follow the iovs (the
+				 * rest of the frame, fewer than `size`) */
 };
 
 #define MBX_KEY_READ	(1ull << 32)
@@ -187,6 +195,13 @@ struct mbx_wire_iov {
 	uint64_t addr;
 	uint64_t len;
 };
+
+/* Bytes of an RTS frame after its iovs: its head (MBX_WF_HEAD). Only for a
+ * frame whose iovs fit its length (mbx_frame_ok checks that first). */
+static inline uint32_t mbx_rts_head(const struct mbx_wire *w)
+{
+	return w->f.len - (uint32_t)(sizeof(*w) + w->iov_cnt * sizeof(struct mbx_wire_iov));
+}
 
 /* A slot's life: FREE -> CLAIMED (a sender took it) -> READY (filled in) ->
  * CLOSED (its sender closed its endpoint, after its last frame) -> FREE

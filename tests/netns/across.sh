@@ -150,7 +150,12 @@ two_hosts() {
 	client_server
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
-	check "large messages by fi_read (ftx_pingpong, counted at close), 2 hosts" by_read static
+	check "large messages by fi_read, each request with its head (ftx_pingpong, counted at close), 2 hosts" \
+		by_read static
+	check "large messages by fi_read, no heads with FI_MATCHBOX_NET_RTS_HEAD=0, 2 hosts" \
+		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read, 0 sent with their head' \
+		100000,1048576 20 FI_MATCHBOX_NET_RTS_HEAD=0
+	check "a stream of large messages: heads only where none is unfinished ahead, 2 hosts" stream_heads
 	# A peer still on datagrams (under the message threshold, or past the
 	# connection budget) gets the connection its data is read over, not
 	# clear-to-send over a low-priority one (2.3x slower a MiB).
@@ -316,8 +321,22 @@ pingpong_counts() { # pattern, sizes, iterations, env assignments...
 }
 
 by_read() { # mode, env assignments...
-	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read; 0 low-priority' \
+	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read, [1-9][0-9]* sent with their head; 0 low-priority' \
 		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
+}
+
+# A stream of large messages: only an RTS with none of ours unfinished
+# ahead of it carries a head, so the sender's heads are a few of the
+# messages the receiver pulled (one a window of 64, give or take).
+stream_heads() {
+	local out heads pulled
+	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox "$ftx/ftx_bw" -S 262144 \
+		-T 0.1 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -oE "net: .*"
+	pulled=$(echo "$out" | grep -oE '[0-9]+ large messages pulled' | awk '$1 > m { m = $1 } END { print m + 0 }')
+	heads=$(echo "$out" | grep -oE '[0-9]+ sent with their head' | awk '$1 > m { m = $1 } END { print m + 0 }')
+	echo "pulled $pulled, heads $heads"
+	[ "$heads" -ge 1 ] && [ "$pulled" -ge 64 ] && [ $((heads * 8)) -le "$pulled" ]
 }
 
 small_dgram() {
@@ -648,7 +667,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -185,6 +185,35 @@ Test(frame, rts)
 	refused("iov lengths wrapping");
 }
 
+/* An RTS carrying its message's first bytes (MBX_WF_HEAD): they are the
+ * rest of the frame, never none and never the whole message. */
+Test(frame, rts_head)
+{
+	const uint32_t base = sizeof(*w) + 2 * sizeof(struct mbx_wire_iov);
+
+	rts(2, 4096);
+	w->flags = MBX_WF_HEAD | MBX_WF_RMA;
+	w->f.len = base + 100;
+	cr_assert(ok(), "a 100-byte head");
+	cr_assert_eq(mbx_rts_head(w), 100);
+	w->f.len = base + 8191;
+	cr_assert(ok(), "a head one byte short of the message");
+	w->f.len = base + 8192;
+	refused("a head as long as the message");
+	w->f.len = base + 8193;
+	refused("a head longer than the message");
+	w->f.len = base;
+	refused("the head flag with no head");
+	w->flags = MBX_WF_RMA;
+	w->f.len = base + 1;
+	refused("bytes after the iovs without the head flag");
+	w->f.len = base - 1;
+	w->flags = MBX_WF_HEAD;
+	refused("a frame shorter than its iovs, head flag or not");
+	w->flags = 0;
+	refused("a frame shorter than its iovs");
+}
+
 Test(frame, write)
 {
 	const uint32_t h = sizeof(*w) + sizeof(struct mbx_wire_rma);

@@ -8,12 +8,15 @@
 # every segment at once (`quick`, cluster.sh acks). Configurations:
 #   ring    the defaults: a frame that follows others untaken goes into the
 #           peer's connection ring, a lone one too up to 4 KiB where the
-#           route acknowledges at once (else by send), and a large message's
-#           first request to a peer carries its first 64 KiB;
+#           route acknowledges at once (else by send), a large message's
+#           first request to a peer carries its first 64 KiB, and one read
+#           alone takes its last 256 KiB or less at once;
 #   send    without rings (FI_MATCHBOX_CONN_RING=0, every frame by fi_send);
 #   lone    every lone frame into the ring (FI_MATCHBOX_CONN_RING_LONE=1 MiB);
 #   nohead  large messages' requests without their head
 #           (FI_MATCHBOX_NET_RTS_HEAD=0);
+#   pieces  a message read alone in pieces of 128 KiB to its end
+#           (FI_MATCHBOX_NET_RMA_ALONE=0);
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -23,8 +26,8 @@
 # CONFIGS (default "ring send lone", ob1 added when installed), ACKS
 # (default "delayed quick") and OUT (default net_ring, the file
 # bench/results/OUT.txt) choose another comparison, e.g. the heads:
-#   CONFIGS="ring nohead" ACKS=delayed OUT=net_head bench/net_ring.sh build 5 \
-#     "131072 262144 1048576"
+#   CONFIGS="ring nohead pieces" ACKS=delayed OUT=net_head bench/net_ring.sh build 9 \
+#     "65536 131072 262144 393216 1048576 4194304"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
@@ -41,10 +44,11 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead)
+	ring | send | lone | nohead | pieces)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
+		[ "$1" = pieces ] && xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;

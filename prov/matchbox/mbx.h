@@ -105,6 +105,7 @@ struct mbx_params {
 	size_t net_tries;
 	bool net_rma;
 	size_t net_rma_chunk;
+	size_t net_rma_alone;	/* a message read alone: its rest in one read up to this */
 	size_t net_rts_head;	/* 0: an RTS to another host carries no head */
 	size_t net_rma_core_max;
 	size_t mr_cache_max_count;	/* 0: no registration cache */

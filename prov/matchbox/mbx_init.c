@@ -48,6 +48,7 @@ struct mbx_params mbx_param = {
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 128 * 1024,
+	.net_rma_alone = 256 * 1024,
 	.net_rts_head = 65536,
 	.net_rma_core_max = SIZE_MAX,
 	.mr_cache_max_count = 1024,
@@ -129,6 +130,9 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
 			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
 			mbx_param.net_rma_chunk);
+	fi_param_define(&mbx_prov, "net_rma_alone", FI_PARAM_SIZE_T,
+			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
+			mbx_param.net_rma_alone);
 	fi_param_define(&mbx_prov, "net_rts_head", FI_PARAM_SIZE_T,
 			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth; the receiver reads the rest; 0: the request carries none (default: %zu)",
 			mbx_param.net_rts_head);
@@ -200,6 +204,7 @@ static void net_params(void)
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
 	get_size("net_tries", &mbx_param.net_tries, 1, 1000000);
 	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 4096, (size_t)1 << 30);
+	get_size("net_rma_alone", &mbx_param.net_rma_alone, 0, (size_t)1 << 30);
 	get_size("net_rts_head", &mbx_param.net_rts_head, 0, 1 << 20);
 	get_size("net_rma_core_max", &mbx_param.net_rma_core_max, 0, (size_t)1 << 40);
 	get_size("mr_cache_max_count", &mbx_param.mr_cache_max_count, 0, (size_t)1 << 24);

@@ -251,6 +251,7 @@ struct mbx_npeer {
 
 struct mbx_net {
 	struct mbx_ep *ep;
+	uint64_t reads;		/* fi_reads issued for large messages (logged at close) */
 	struct fi_info *uinfo, *minfo;
 	struct fid_fabric *ufab, *mfab;
 	struct fid_domain *udom, *mdom;
@@ -2589,6 +2590,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	unsigned nr, skip = 0;
 	size_t piece;
 	uint64_t win;
+	bool alone;
 
 	if (!n || !n->rma || !np || !cl_up(&np->cl[CL_HI]) || !rx->rd_key)
 		return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
@@ -2600,6 +2602,16 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	 * together where one moved 0.12; at 1 MiB, 0.21 (mbench bw 4 MiB,
 	 * namespace hosts: the cost is per read). */
 	piece = mbx_param.net_rma_chunk;
+	/* A message read alone from its peer (a ping-pong's, not one of a
+	 * stream's) takes what is left in one read once that is no more than
+	 * FI_MATCHBOX_NET_RMA_ALONE: libfabric 1.17's tcp answers the reads
+	 * of a connection one after another, and each costs a turn (2
+	 * namespace hosts, 256 KiB ping-pong: the 192 KiB after the head in
+	 * one read 58.1 us one-way, in 128 + 64 KiB 65.4; 384 KiB 80.3
+	 * against 95.7). In a stream the pieces stay small: there the link is
+	 * full anyway, and tcp serves larger reads more slowly. */
+	alone = nr == 1 && (mbu_dlist_empty(&p->reading) ||
+			    (p->reading.next == &rx->link && rx->link.next == &p->reading));
 	win = rd_window();
 	if (nr > 1) {
 		size_t share = ((rx->take + nr - 1) / nr + 4095) & ~(size_t)4095;
@@ -2625,7 +2637,8 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 
 		if (r < 0)
 			break;
-		k = core_piece(n, rx->iov, rx->iov_cnt, rx->rd_next, &len, liov, piece);
+		k = core_piece(n, rx->iov, rx->iov_cnt, rx->rd_next, &len, liov,
+			       alone && len <= mbx_param.net_rma_alone && len > piece ? len : piece);
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 		b = nb_get(n, POOL_TINY, NB_READ);
@@ -2669,6 +2682,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 			return rx->rd_pending ? 0 : ret;
 		}
 		b->len = (uint32_t)len;
+		n->reads++;
 		if (r) {
 			np->rail_rd_bytes[r] += len;
 			n->rail_reads++;
@@ -3855,7 +3869,7 @@ void mbx_net_close(struct mbx_ep *ep)
 		MBX_INFO(FI_LOG_EP_CTRL, "net: %llu peers, %llu connections made, %llu accepted, "
 			 "%llu refused, %llu over budget, %llu closed, max %llu open; %llu datagram "
 			 "and %llu connection frames (%llu by ring write), %llu retransmits, %llu duplicates, %llu bad; "
-			 "%llu large messages pulled by fi_read, %llu sent with their head; "
+			 "%llu large messages pulled by fi_read in %llu reads, %llu sent with their head; "
 			 "%llu low-priority connections, "
 			 "%llu frames on them; %llu credit waits; %llu RMA by the core, %llu keys "
 			 "offered, %llu withdrawn\n",
@@ -3869,7 +3883,7 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)n->st.ring_msgs,
 			 (unsigned long long)n->st.retransmits, (unsigned long long)n->st.duplicates,
 			 (unsigned long long)n->st.bad_frames,
-			 (unsigned long long)ep->stats.rdv_read,
+			 (unsigned long long)ep->stats.rdv_read, (unsigned long long)n->reads,
 			 (unsigned long long)ep->stats.rdv_head,
 			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs,
 			 (unsigned long long)n->st.credit_waits, (unsigned long long)n->st.rma_core,

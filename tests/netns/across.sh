@@ -153,9 +153,16 @@ two_hosts() {
 	check "large messages by fi_read, each request with its head (ftx_pingpong, counted at close), 2 hosts" \
 		by_read static
 	check "large messages by fi_read, no heads with FI_MATCHBOX_NET_RTS_HEAD=0, 2 hosts" \
-		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read, 0 sent with their head' \
+		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, 0 sent with their head' \
 		100000,1048576 20 FI_MATCHBOX_NET_RTS_HEAD=0
 	check "a stream of large messages: heads only where none is unfinished ahead, 2 hosts" stream_heads
+	# 20 round trips of 256 KiB and the 3 of the warm-up: each message's
+	# 192 KiB after its head in one read, or two with pieces to the end.
+	check "a ping-pong's message read alone: the rest after its head in one fi_read, 2 hosts" \
+		pingpong_counts ' 23 large messages pulled by fi_read in 23 reads, 23 sent' 262144 20
+	check "the same in pieces with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
+		pingpong_counts ' 23 large messages pulled by fi_read in 46 reads, 23 sent' 262144 20 \
+		FI_MATCHBOX_NET_RMA_ALONE=0
 	# A peer still on datagrams (under the message threshold, or past the
 	# connection budget) gets the connection its data is read over, not
 	# clear-to-send over a low-priority one (2.3x slower a MiB).
@@ -321,7 +328,7 @@ pingpong_counts() { # pattern, sizes, iterations, env assignments...
 }
 
 by_read() { # mode, env assignments...
-	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read, [1-9][0-9]* sent with their head; 0 low-priority' \
+	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, [1-9][0-9]* sent with their head; 0 low-priority' \
 		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
 }
 

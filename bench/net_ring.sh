@@ -17,6 +17,9 @@
 #           (FI_MATCHBOX_NET_RTS_HEAD=0);
 #   pieces  a message read alone in pieces of 128 KiB to its end
 #           (FI_MATCHBOX_NET_RMA_ALONE=0);
+#   host    our host engine over matchbox (MATCHBOX_MPI_ENGINE=host), whose
+#           rendezvous reads by matchbox's RMA;
+#   hpieces the host engine with its reads in pieces to the end too;
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -44,11 +47,13 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | pieces)
+	ring | send | lone | nohead | pieces | host | hpieces)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
 		[ "$1" = pieces ] && xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0)
+		[ "$1" = host ] && xs=(-x MATCHBOX_MPI_ENGINE=host)
+		[ "$1" = hpieces ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=0)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;

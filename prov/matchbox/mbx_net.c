@@ -252,6 +252,7 @@ struct mbx_npeer {
 struct mbx_net {
 	struct mbx_ep *ep;
 	uint64_t reads;		/* fi_reads issued for large messages (logged at close) */
+	uint64_t core_reads, core_read_pieces;	/* RMA reads by the core, and their pieces */
 	struct fi_info *uinfo, *minfo;
 	struct fid_fabric *ufab, *mfab;
 	struct fid_domain *udom, *mdom;
@@ -2872,8 +2873,12 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 	uint64_t flags;
 	int ret;
 
-	/* A piece of a list the core takes whole takes no more entries. */
-	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov, mbx_param.net_rma_chunk);
+	/* A piece of a list the core takes whole takes no more entries. A
+	 * read alone on its connection takes what is left at once, as a
+	 * large message's read does (mbx_net_read). */
+	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov,
+		       !u->write && u->np && u->np->core_ops == 1 && len > mbx_param.net_rma_chunk &&
+				       len <= mbx_param.net_rma_alone ? len : mbx_param.net_rma_chunk);
 	if (!k)
 		return -FI_EINVAL;
 	b = nb_get(n, POOL_TINY, NB_UOP);
@@ -2896,6 +2901,8 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 	c->uop_bytes += len;
 	u->next += len;
 	u->out++;
+	if (!u->write)
+		n->core_read_pieces++;
 	return 0;
 }
 
@@ -3032,6 +3039,8 @@ int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 	np->core_ops++;
 	np->last_act_ns = mbu_now_ns();
 	n->st.rma_core++;
+	if (!write)
+		n->core_reads++;
 	if (u->out)
 		np->core_mark = true;	/* (the inject, posted above) */
 	uop_pump(ep, np);
@@ -3871,7 +3880,8 @@ void mbx_net_close(struct mbx_ep *ep)
 			 "and %llu connection frames (%llu by ring write), %llu retransmits, %llu duplicates, %llu bad; "
 			 "%llu large messages pulled by fi_read in %llu reads, %llu sent with their head; "
 			 "%llu low-priority connections, "
-			 "%llu frames on them; %llu credit waits; %llu RMA by the core, %llu keys "
+			 "%llu frames on them; %llu credit waits; %llu RMA by the core (%llu reads in "
+			 "%llu pieces), %llu keys "
 			 "offered, %llu withdrawn\n",
 			 (unsigned long long)n->st.peers, (unsigned long long)n->st.conns_made,
 			 (unsigned long long)n->st.conns_accepted,
@@ -3887,6 +3897,7 @@ void mbx_net_close(struct mbx_ep *ep)
 			 (unsigned long long)ep->stats.rdv_head,
 			 (unsigned long long)n->st.lo_conns_made, (unsigned long long)n->st.lo_msgs,
 			 (unsigned long long)n->st.credit_waits, (unsigned long long)n->st.rma_core,
+			 (unsigned long long)n->core_reads, (unsigned long long)n->core_read_pieces,
 			 (unsigned long long)n->st.rma_keys_offered,
 			 (unsigned long long)n->st.rma_keys_withdrawn);
 	if (n->rails)

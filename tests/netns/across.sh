@@ -122,9 +122,11 @@ client_server() {
 	check "ftx_rma with provider keys and virtual addresses, core RMA, a region registered again, 2 hosts" \
 		cs_hosts ftx_rma -p matchbox -P 9535 -m prov_key,virt_addr -C -K
 	# Every size by the core, in 4 KiB pieces with 32 KiB of them in flight:
-	# operations wait for the window and scatter lists are cut in pieces.
+	# operations wait for the window and scatter lists are cut in pieces
+	# (a read alone too).
 	check "ftx_rma by the core in small pieces, 2 hosts" bash -c 'FI_MATCHBOX_NET_RMA_CORE_MAX=1073741824 \
-		FI_MATCHBOX_NET_RMA_CHUNK=4096 cs_hosts ftx_rma -p matchbox -P 9537 -m none -C -K'
+		FI_MATCHBOX_NET_RMA_CHUNK=4096 FI_MATCHBOX_NET_RMA_ALONE=0 cs_hosts ftx_rma -p matchbox \
+		-P 9537 -m none -C -K'
 	check "ftx_atomic: every operation and datatype against a model, 2 hosts" cs_hosts \
 		ftx_atomic -p matchbox -P 9551 -S
 	# Sleeping in epoll on the CQ's and counter's descriptors, and in a
@@ -163,6 +165,10 @@ two_hosts() {
 	check "the same in pieces with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
 		pingpong_counts ' 23 large messages pulled by fi_read in 46 reads, 23 sent' 262144 20 \
 		FI_MATCHBOX_NET_RMA_ALONE=0
+	check "fi_read by the core: 256 KiB alone in one piece, in a window in two, 2 hosts" \
+		rma_pieces alone
+	check "fi_read by the core: every 256 KiB read in two with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
+		rma_pieces pieces
 	# A peer still on datagrams (under the message threshold, or past the
 	# connection budget) gets the connection its data is read over, not
 	# clear-to-send over a low-priority one (2.3x slower a MiB).
@@ -330,6 +336,25 @@ pingpong_counts() { # pattern, sizes, iterations, env assignments...
 by_read() { # mode, env assignments...
 	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, [1-9][0-9]* sent with their head; 0 low-priority' \
 		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
+}
+
+# fi_read by the core: one alone on its connection goes whole up to
+# FI_MATCHBOX_NET_RMA_ALONE, others in pieces (ftx_rmabench reads one at a
+# time, then in windows of 64); with the parameter 0 every read in pieces.
+rma_pieces() { # alone|pieces
+	local out reads pieces
+	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox \
+		$([ "$1" = pieces ] && echo FI_MATCHBOX_NET_RMA_ALONE=0) "$ftx/ftx_rmabench" \
+		-S 262144 -I 20 -T 0.01 2>&1) || { echo "$out"; return 1; }
+	read -r reads pieces < <(echo "$out" | grep -oE '\([0-9]+ reads in [0-9]+ pieces\)' |
+		awk '{ gsub(/\(/, "") } $1 > r { r = $1; p = $4 } END { print r + 0, p + 0 }')
+	echo "reads $reads, pieces $pieces"
+	[ "$reads" -ge 20 ] || return 1
+	if [ "$1" = pieces ]; then
+		[ "$pieces" -eq $((2 * reads)) ]
+	else
+		[ "$pieces" -le $((2 * reads - 20)) ]
+	fi
 }
 
 # A stream of large messages: only an RTS with none of ours unfinished
@@ -674,7 +699,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -2583,6 +2583,14 @@ static fi_addr_t rail_addr(struct mbx_net *n, struct mbx_npeer *np, unsigned r)
 	return np->rail_fa[r - 1];
 }
 
+/* The next read's size: a piece, or all that is left of a read alone on
+ * its connection once that is no more than FI_MATCHBOX_NET_RMA_ALONE (see
+ * mbx_net_read). */
+static size_t rd_piece(size_t left, size_t piece, bool alone)
+{
+	return alone && left > piece && left <= mbx_param.net_rma_alone ? left : piece;
+}
+
 int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 {
 	struct mbx_net *n = ep->net;
@@ -2639,7 +2647,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		if (r < 0)
 			break;
 		k = core_piece(n, rx->iov, rx->iov_cnt, rx->rd_next, &len, liov,
-			       alone && len <= mbx_param.net_rma_alone && len > piece ? len : piece);
+			       rd_piece(len, piece, alone));
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 		b = nb_get(n, POOL_TINY, NB_READ);
@@ -2877,8 +2885,8 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 	 * read alone on its connection takes what is left at once, as a
 	 * large message's read does (mbx_net_read). */
 	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov,
-		       !u->write && u->np && u->np->core_ops == 1 && len > mbx_param.net_rma_chunk &&
-				       len <= mbx_param.net_rma_alone ? len : mbx_param.net_rma_chunk);
+		       rd_piece(len, mbx_param.net_rma_chunk,
+				!u->write && u->np && u->np->core_ops == 1));
 	if (!k)
 		return -FI_EINVAL;
 	b = nb_get(n, POOL_TINY, NB_UOP);

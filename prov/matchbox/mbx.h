@@ -592,7 +592,7 @@ struct mbx_ux {
 	};
 	uint8_t riov_cnt;
 	uint32_t rkey;		/* RTS with MBX_WF_RMA */
-	uint32_t head;		/* RTS: bytes of its head kept in buf (0: none kept) */
+	size_t kept;		/* bytes in buf: the eager payload, or an RTS's head (0: none) */
 	void *buf;
 	int cls;
 	bool tagged;

@@ -1513,7 +1513,7 @@ void mbx_ux_free(struct mbx_ep *ep, struct mbx_ux *ux)
 			mbu_pool_put(&ep->ux_buf[ux->cls], ux->buf);
 		else
 			free(ux->buf);
-		ep->ux_bytes -= ux->op == MBX_OP_RTS ? ux->head : ux->size;
+		ep->ux_bytes -= ux->kept;
 	}
 	mbu_pool_put(&ep->ux_pool, ux);
 }
@@ -1542,7 +1542,7 @@ bool mbx_deliver_ux(struct mbx_ep *ep, struct mbx_rx *rx, struct mbx_ux *ux)
 	} else {
 		consumed = start_large(ep, q, rx, ux->peer, ux->src, ux->tag, ux->data, ux->size,
 				       ux->id, ux->wflags, ux->riov, ux->riov_cnt, ux->rkey,
-				       ux->buf, ux->head);
+				       ux->buf, ux->kept);
 	}
 	mbx_ux_free(ep, ux);
 	return consumed;
@@ -1915,6 +1915,25 @@ static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct
 		tx_complete(ep, tx, tx->rerr);
 }
 
+/* A copy of `len` bytes for an unexpected message to keep, inline where
+ * allowed and they fit, else from the buffer pool of their size class. */
+static inline bool ux_keep(struct mbx_ep *ep, struct mbx_ux *ux, const void *from, size_t len,
+			   bool inl_ok)
+{
+	if (inl_ok && len <= sizeof(ux->inl)) {
+		ux->buf = ux->inl;
+	} else {
+		ux->cls = ux_class(len);
+		ux->buf = ux->cls < MBX_UX_CLASSES ? mbu_pool_get(&ep->ux_buf[ux->cls]) : malloc(len);
+	}
+	if (!ux->buf)
+		return false;
+	memcpy(ux->buf, from, len);
+	ux->kept = len;
+	ep->ux_bytes += len;
+	return true;
+}
+
 /* A message no posted receive wants yet: keep it (its payload copied, or
  * its large-message announcement, which `w` holds) for the receive that
  * will. 1: kept; 0: leave the frame in the ring for now (unexpected buffer
@@ -1944,39 +1963,24 @@ queue_ux(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint8_t wflags, uint
 	ux->tagged = tagged;
 	ux->buf = NULL;
 	ux->riov_cnt = 0;
-	ux->head = 0;
 	if (op == MBX_OP_EAGER && size) {
-		if (size <= sizeof(ux->inl)) {
-			ux->buf = ux->inl;
-		} else {
-			ux->cls = ux_class(size);
-			ux->buf = ux->cls < MBX_UX_CLASSES ?
-				  mbu_pool_get(&ep->ux_buf[ux->cls]) : malloc(size);
-		}
-		if (!ux->buf) {
+		if (!ux_keep(ep, ux, payload, size, true)) {
 			mbu_pool_put(&ep->ux_pool, ux);
 			return 0;
 		}
-		memcpy(ux->buf, payload, size);
-		ep->ux_bytes += size;
 	} else if (op == MBX_OP_RTS) {
 		uint32_t h = mbx_rts_head(w);
 
 		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
 		ux->riov_cnt = w->iov_cnt;
 		ux->rkey = w->rsvd2;
-		/* The head is kept where there is room for it; where there is
-		 * not, the receiver reads the whole message, as without one. */
-		if (h && ep->ux_bytes + h <= mbx_param.unexp_max) {
-			ux->cls = ux_class(h);
-			ux->buf = ux->cls < MBX_UX_CLASSES ? mbu_pool_get(&ep->ux_buf[ux->cls]) :
-							     malloc(h);
-			if (ux->buf) {
-				memcpy(ux->buf, (const struct mbx_wire_iov *)(w + 1) + w->iov_cnt, h);
-				ux->head = h;
-				ep->ux_bytes += h;
-			}
-		}
+		ux->kept = 0;
+		/* The head is kept where there is room for it (not inline: the
+		 * iovs are there); where there is not, the receiver reads the
+		 * whole message, as without one. */
+		if (h && ep->ux_bytes + h <= mbx_param.unexp_max)
+			(void)ux_keep(ep, ux, (const struct mbx_wire_iov *)(w + 1) + w->iov_cnt, h,
+				      false);
 	}
 	if (mbu_unexp_insert(uq, &ux->m, src, tag)) {
 		mbx_ux_free(ep, ux);

@@ -134,7 +134,7 @@ static void net_params(void)
 			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
 			mbx_param.net_rma_alone);
 	fi_param_define(&mbx_prov, "net_rts_head", FI_PARAM_SIZE_T,
-			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth; the receiver reads the rest; 0: the request carries none (default: %zu)",
+			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth and never more than is left to read after them; the receiver reads the rest; 0: the request carries none (default: %zu)",
 			mbx_param.net_rts_head);
 	fi_param_define(&mbx_prov, "net_rma_core_max", FI_PARAM_SIZE_T,
 			"Largest fi_write/fi_read to another host that goes by the core provider's own RMA once the target has offered its key; larger ones, and all with this 0, go in frames through the target's progress (default: no limit)");

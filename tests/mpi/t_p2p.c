@@ -643,6 +643,99 @@ static void pushed(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Messages of 200,000 bytes, each a rendezvous to a rank on another node
+ * in either engine (past what the host engine pushes), and alone, so
+ * matchbox's request carries its first 64 KiB (its head) and the receiver
+ * reads only the rest: into a posted receive; as an unexpected message,
+ * whose head waits with it; into receives shorter than the head and longer
+ * (truncated, nothing written past them); into a non-contiguous receive;
+ * and by a matched probe. Each rank sends to its right. Within a node they
+ * are plain rendezvous: the same checks hold. */
+static void rendezvous_shapes(void)
+{
+	enum { N = 50000, BYTES = 4 * N };
+	static const int shorts[] = {30000, 100000};
+	int right = (rank + 1) % size, left = (rank + size - 1) % size, cnt, bad, e;
+	int *s = malloc(BYTES), *r = malloc(2 * BYTES), *want = malloc(BYTES);
+	char *t = malloc(BYTES);
+	MPI_Datatype every2;
+	MPI_Request rq;
+	MPI_Message msg;
+	MPI_Status st;
+
+	fill(s, N, rank);
+	fill(want, N, left);
+	for (int late = 0; late < 2; late++) {
+		/* late 0: the receive is posted first; 1: the message waits. */
+		memset(r, 0, BYTES);
+		if (!late) {
+			CHECK_MPI(MPI_Irecv(r, N, MPI_INT, left, 64, MPI_COMM_WORLD, &rq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Send(s, N, MPI_INT, right, 64, MPI_COMM_WORLD));
+			CHECK_MPI(MPI_Wait(&rq, &st));
+		} else {
+			CHECK_MPI(MPI_Isend(s, N, MPI_INT, right, 64, MPI_COMM_WORLD, &rq));
+			MPI_Barrier(MPI_COMM_WORLD);
+			CHECK_MPI(MPI_Recv(r, N, MPI_INT, left, 64, MPI_COMM_WORLD, &st));
+			CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		}
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(cnt == N && same(r, N, left));
+
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		for (int k = 0; k < 2; k++) {
+			memset(t, 0x5a, BYTES);
+			if (!late) {
+				CHECK_MPI(MPI_Irecv(t, shorts[k], MPI_BYTE, left, 65, MPI_COMM_WORLD, &rq));
+				MPI_Barrier(MPI_COMM_WORLD);
+				CHECK_MPI(MPI_Send(s, N, MPI_INT, right, 65, MPI_COMM_WORLD));
+				e = MPI_Wait(&rq, &st);
+			} else {
+				CHECK_MPI(MPI_Isend(s, N, MPI_INT, right, 65, MPI_COMM_WORLD, &rq));
+				MPI_Barrier(MPI_COMM_WORLD);
+				e = MPI_Recv(t, shorts[k], MPI_BYTE, left, 65, MPI_COMM_WORLD, &st);
+				CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			}
+			MPI_Error_class(e == MPI_SUCCESS ? st.MPI_ERROR : e, &e);
+			CHECK(e == MPI_ERR_TRUNCATE);
+			CHECK(memcmp(t, want, (size_t)shorts[k]) == 0);
+			bad = 0;
+			for (int i = shorts[k]; i < BYTES; i++)
+				bad += t[i] != 0x5a;
+			CHECK(bad == 0);
+		}
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	}
+
+	CHECK_MPI(MPI_Type_vector(N, 1, 2, MPI_INT, &every2));
+	CHECK_MPI(MPI_Type_commit(&every2));
+	for (int i = 0; i < 2 * N; i++)
+		r[i] = -1;
+	CHECK_MPI(MPI_Isend(s, N, MPI_INT, right, 66, MPI_COMM_WORLD, &rq));
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK_MPI(MPI_Recv(r, 1, every2, left, 66, MPI_COMM_WORLD, &st));
+	CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	bad = 0;
+	for (int i = 0; i < N; i++)
+		bad += r[2 * i] != want[i] || r[2 * i + 1] != -1;
+	CHECK(bad == 0);
+	MPI_Type_free(&every2);
+
+	CHECK_MPI(MPI_Isend(s, N, MPI_INT, right, 67, MPI_COMM_WORLD, &rq));
+	CHECK_MPI(MPI_Mprobe(left, 67, MPI_COMM_WORLD, &msg, &st));
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(cnt == N);
+	memset(r, 0, BYTES);
+	CHECK_MPI(MPI_Mrecv(r, N, MPI_INT, &msg, &st));
+	CHECK(same(r, N, left));
+	CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	free(s);
+	free(r);
+	free(want);
+	free(t);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void small_isends(void)
 {
 	enum { N = 40, BIG = 20000 };
@@ -777,6 +870,7 @@ int main(int argc, char **argv)
 	large();
 	eager_limits();
 	pushed();
+	rendezvous_shapes();
 	small_isends();
 	waiting_messages();
 	return mt_finish("t_p2p");

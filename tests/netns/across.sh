@@ -152,12 +152,18 @@ two_hosts() {
 	client_server
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
-	check "large messages by fi_read, each request with its head (ftx_pingpong, counted at close), 2 hosts" \
+	check "large messages by fi_read, requests with their head (ftx_pingpong, counted at close), 2 hosts" \
 		by_read static
 	check "large messages by fi_read, no heads with FI_MATCHBOX_NET_RTS_HEAD=0, 2 hosts" \
 		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, 0 sent with their head' \
 		100000,1048576 20 FI_MATCHBOX_NET_RTS_HEAD=0
 	check "a stream of large messages: heads only where none is unfinished ahead, 2 hosts" stream_heads
+	# A message with less left to read than a head carries none (a 64 KiB
+	# head and a small read stalled tcp connections): of 70000 and 131072
+	# bytes, 23 messages each, only the larger have heads.
+	check "no head where less than it would be left to read, 2 hosts" \
+		pingpong_counts ' 46 large messages pulled by fi_read in 46 reads, 23 sent with their head' \
+		70000,131072 20
 	# 20 round trips of 256 KiB and the 3 of the warm-up: each message's
 	# 192 KiB after its head in one read, or two with pieces to the end.
 	check "a ping-pong's message read alone: the rest after its head in one fi_read, 2 hosts" \

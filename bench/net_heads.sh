@@ -5,8 +5,10 @@
 # (FI_MATCHBOX_NET_RTS_HEAD=0), in interleaved rounds. Sizes in one job
 # matter here: a state a connection enters at one size lasts into the next
 # (a 64 KiB head with little left to read once stalled tcp connections for
-# the rest of the job). Prints the median one-way us per size and the
-# ratio heads/none (below 1.0 the heads are faster).
+# the rest of the job, under bbr congestion control: MBX_TCP_CC=bbr runs
+# the hosts with it, where by default they run cubic). Prints the median
+# one-way us per size and the ratio heads/none (below 1.0 the heads are
+# faster).
 # usage: bench/net_heads.sh [BUILD_DIR] [ROUNDS] [SIZES] [ITERS]   (root)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +21,7 @@ cluster=$here/../tests/netns/cluster.sh
 tmp=$(mktemp -d /tmp/net_heads.XXXXXX)
 trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
 "$cluster" up 2 >/dev/null || exit 1
+cc=$(ip netns exec mbx-h0 sysctl -n net.ipv4.tcp_congestion_control)
 for ((r = 1; r <= rounds; r++)); do
 	for c in heads none; do
 		h=()
@@ -28,8 +31,8 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done > "$tmp/raw"
 {
-	echo "ftx_pingpong between two namespace hosts, sizes $sizes in one job,"
-	echo "one-way us, median of $rounds interleaved rounds of $iters iterations"
+	echo "ftx_pingpong between two namespace hosts (TCP congestion control $cc), sizes"
+	echo "$sizes in one job, one-way us, median of $rounds interleaved rounds of $iters iterations"
 	awk -v sizes="$sizes" "$(cat "$here/median.awk")"'
 	{ v[$1 " " $2] = v[$1 " " $2] " " $3 }
 	END {

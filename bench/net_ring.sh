@@ -20,6 +20,8 @@
 #   host    our host engine over matchbox (MATCHBOX_MPI_ENGINE=host), whose
 #           rendezvous reads by matchbox's RMA;
 #   hpieces the host engine with its reads in pieces to the end too;
+#   nopush  the tagged engine without pushed messages
+#           (MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0: 64-128 KiB by rendezvous);
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -47,13 +49,14 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | pieces | host | hpieces)
+	ring | send | lone | nohead | pieces | host | hpieces | nopush)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
 		[ "$1" = pieces ] && xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0)
 		[ "$1" = host ] && xs=(-x MATCHBOX_MPI_ENGINE=host)
 		[ "$1" = hpieces ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=0)
+		[ "$1" = nopush ] && xs=(-x MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
@@ -79,9 +82,10 @@ done > "$tmp/raw"
 "$cluster" acks delayed
 
 {
-	echo "tagged engine over matchbox: configurations ${configs[*]} (bench/net_ring.sh says"
+	echo "our MPI over matchbox: configurations ${configs[*]} (bench/net_ring.sh says"
 	echo "what each is); TCP acknowledgements $acks (delayed: Linux's default; quick: route"
-	echo "quickack 1); two namespace hosts, median of $rounds interleaved rounds"
+	echo "quickack 1); two namespace hosts (TCP congestion control"
+	echo "$(ip netns exec mbx-h0 sysctl -n net.ipv4.tcp_congestion_control)), median of $rounds interleaved rounds"
 	awk -v configs="${configs[*]}" -v sizes="$sizes" -v acks="$acks" "$(cat "$here/median.awk")"'
 	function ratio(a, b) { return b + 0 > 0 && a != "" ? sprintf("%.2f", a / b) : "-" }
 	NF == 5 && $5 != "" { v[$1 " " $2 " " $3 " " $4] = v[$1 " " $2 " " $3 " " $4] " " $5 }

@@ -313,6 +313,12 @@ static inline int mbmpi_comm_local_size(const struct mbmpi_comm *c)
 {
 	return c->inter ? c->group->size : c->size;
 }
+/* The world rank of the rank communicators call peer (the remote group's,
+ * on an intercommunicator). */
+static inline int mbmpi_world_of(const struct mbmpi_comm *c, int peer)
+{
+	return (c->inter ? c->rgroup : c->group)->world[peer];
+}
 /* Intercommunicators (mbmpi_inter.c). */
 int mbmpi_inter_dup(struct mbmpi_comm *c, MPI_Comm *out);
 int mbmpi_inter_make(struct mbmpi_comm *parent, struct mbmpi_group *lg, struct mbmpi_group *rg,
@@ -636,6 +642,15 @@ struct mbmpi_state {
 	const size_t *waiting;
 };
 extern struct mbmpi_state mbmpi;
+
+/* Whether world rank w is on this node, by the node names that came with
+ * the addresses (false when they did not come). Both ends of a pair decide
+ * it alike, so per-node choices of a protocol agree. */
+static inline bool mbmpi_same_node(int w)
+{
+	return mbmpi.hosts && mbmpi.hosts[w] &&
+	       !strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]);
+}
 
 /* MPI_THREAD_MULTIPLE: one lock around the library. Every MPI call takes
  * it (MBMPI_GUARD, released by the compiler on every return path); a

@@ -319,7 +319,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Co
 	/* Colour: the lowest world rank on this node, from the names in the modex. */
 	if (type == MPI_COMM_TYPE_SHARED)
 		for (int r = 0; r < mbmpi.world_size; r++)
-			if (!strcmp(mbmpi.hosts[r], mbmpi.hosts[mbmpi.world_rank])) {
+			if (mbmpi_same_node(r)) {
 				color = r;
 				break;
 			}

@@ -1009,7 +1009,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		return ret;
 	}
 	for (int r = 0; r < mbmpi.world_size; r++)
-		local += !strcmp(mbmpi.hosts[r], mbmpi.hosts[mbmpi.world_rank]);
+		local += mbmpi_same_node(r);
 	mbmpi.local_size = local;
 	y = mbmpi_env("MATCHBOX_MPI_YIELD", "auto");
 	mbmpi.yield = !strcmp(y, "auto") ? local > mbmpi_count_cpus() : atoi(y) != 0;

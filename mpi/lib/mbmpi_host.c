@@ -960,15 +960,6 @@ static int he_getname(void *addr, size_t *len)
 	return 0;
 }
 
-/* Whether world rank w is on this node, by the node names that came with
- * the addresses: the eager limit and the rail both follow from it, and both
- * ends of a pair decide it alike. */
-static bool he_same_node(int w)
-{
-	return mbmpi.hosts && mbmpi.hosts[w] &&
-	       !strcmp(mbmpi.hosts[w], mbmpi.hosts[mbmpi.world_rank]);
-}
-
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
@@ -976,7 +967,7 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 		    (he.push_max && !(he.push = calloc((size_t)n, sizeof(*he.push)))))
 			return MPI_ERR_NO_MEM;
 		for (int w = 0; w < n; w++)
-			he.remote[w] = !he_same_node(w);
+			he.remote[w] = !mbmpi_same_node(w);
 	}
 	if (he.nrails == 1)
 		return mbmpi_fab_insert(&he.rail[0].x, addrs, n, out);
@@ -1015,7 +1006,7 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 
 			/* A pair of ranks uses one rail both ways: the node
 			 * rail reaches a rank of the node, and only those. */
-			if (rl == he.node && !he_same_node(w))
+			if (rl == he.node && !mbmpi_same_node(w))
 				continue;
 			if (fi_av_insert(rl->x.av, name + (size_t)i * HE_NAME_MAX, 1, &a, 0, NULL) != 1)
 				continue; /* not reached that way: frames and reads go by rail 0 */
@@ -1038,11 +1029,6 @@ static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 	return MPI_SUCCESS;
 }
 
-static inline int he_world_of(const struct mbmpi_comm *c, int peer)
-{
-	return (c->inter ? c->rgroup : c->group)->world[peer];
-}
-
 /* The largest message that goes to the peer eager: small ones decide on
  * the first comparison. */
 static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
@@ -1051,7 +1037,7 @@ static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
 		return true;
 	if (len > he.eager_net || !he.remote)
 		return false;
-	return he.remote[he_world_of(c, peer)];
+	return he.remote[mbmpi_world_of(c, peer)];
 }
 
 /* ---- Sending ---- */
@@ -1062,7 +1048,7 @@ static inline bool he_eager_to(const struct mbmpi_comm *c, int peer, size_t len)
 static inline bool he_push_to(const struct mbmpi_comm *c, const struct mbmpi_req *r)
 {
 	return r->clen <= he.push_max && he.push && !r->frag && r->mode != MBMPI_SYNC &&
-	       he.remote[he_world_of(c, r->peer)];
+	       he.remote[mbmpi_world_of(c, r->peer)];
 }
 
 static int he_send(struct mbmpi_req *r)
@@ -1139,7 +1125,7 @@ static int he_send(struct mbmpi_req *r)
 		}
 		h.type = HE_RTS;
 		h.sid = v->id;
-		v->remote = !he_same_node(he_world_of(c, r->peer));
+		v->remote = !mbmpi_same_node(mbmpi_world_of(c, r->peer));
 		if (v->rl->rdv_read && !r->frag &&
 		    !he_rdv_reg(v, he_rail_no(v->rl), r->cbuf, r->clen, &h.rkey, &h.raddr)) {
 			size_t min = he.stripe[v->remote];
@@ -1368,7 +1354,7 @@ static void he_rdv_recv(struct mbmpi_req *r, const struct he_hdr *h, const void 
 		size_t part[HE_RAIL_MAX] = {want}, off = 0;
 		int n = 1;
 
-		v->remote = !he_same_node(he_world_of(r->comm, (int)h->src));
+		v->remote = !mbmpi_same_node(mbmpi_world_of(r->comm, (int)h->src));
 		/* Striped: the other rails the sender offered that reach it
 		 * here too (the header was checked: one key per bit). */
 		if ((h->flags & HE_F_STRIPE) && he.stripe[v->remote] && want >= he.stripe[v->remote]) {

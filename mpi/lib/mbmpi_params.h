@@ -41,6 +41,8 @@
 	  "largest single fabric message; bigger MPI messages go in chunks (0: the provider's max_msg_size)") \
 	X("MATCHBOX_MPI_TRECV_NOW", "1",                                                        \
 	  "tagged engine over matchbox: 1 completes a receive of a message already there inside the call, 0 through the CQ (to compare)") \
+	X("MATCHBOX_MPI_TAGGED_PUSH_FRAMES", "2",                                               \
+	  "tagged engine over matchbox: a contiguous message to another node of up to this many of matchbox's one-trip frames (FI_MATCHBOX_NET_EAGER, 64 KiB) goes as that many pieces back to back, with no rendezvous (0 or 1: never)") \
 	X("MATCHBOX_MPI_TAGGED_FRAG", "65536",                                                  \
 	  "tagged engine: a non-contiguous message larger than this goes in pieces of this many bytes (a power of two), each packed and unpacked as it goes, 8 in flight (0: packed whole)") \
 	X("MATCHBOX_MPI_YIELD", "auto",                                                         \

@@ -232,6 +232,10 @@ two_hosts() {
 		mpi 2 t_coll MATCHBOX_MPI_COLL_HIER=0
 	check "MPI t_coll, idle teardown every 20 ms" mpi 2 t_coll FI_MATCHBOX_CONN_IDLE_MS=20 \
 		FI_MATCHBOX_CONN_THRESHOLD=2
+	check "MPI t_p2p, tagged engine: messages of 64-128 KiB pushed in pieces, 2 hosts x 2" \
+		tagged_pushes yes
+	check "MPI t_p2p, tagged engine: none pushed with MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0, 2 hosts x 2" \
+		tagged_pushes no MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0
 	check "MPI t_p2p by clear-to-send (both classes), idle teardown every 20 ms" mpi 2 t_p2p \
 		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
 	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox; host engine)" mpi 2 t_p2p \
@@ -256,6 +260,28 @@ host_rails() {
 		check "MPI $t, host engine by shm within a host and tcp;ofi_rxm between, 2 hosts x 2" \
 			rails "$t"
 	done
+}
+
+# t_p2p under the tagged engine, and then every rank's count of messages it
+# pushed to the other host in pieces (MATCHBOX_MPI_VERBOSE=2): t_p2p sends
+# its right-hand neighbour messages of 65537-130944 bytes (eager_limits,
+# pushed), so ranks 1 and 3, whose neighbour is on the other host, push;
+# ranks 0 and 2 push nothing (theirs is on their own host); nobody pushes
+# with pushing off.
+tagged_pushes() { # yes|no, env assignments...
+	local want=$1 out n
+	shift
+	out=$(mpi 2 t_p2p MATCHBOX_MPI_ENGINE=tagged MATCHBOX_MPI_VERBOSE=2 "$@" 2>&1) ||
+		{ echo "$out" | tail -n 8; return 1; }
+	n=$(grep -cE "rank [02]: tagged engine: 0 messages pushed" <<<"$out")
+	[ "$n" = 2 ] || { echo "$n of ranks 0 and 2 pushed nothing"; return 1; }
+	if [ "$want" = yes ]; then
+		n=$(grep -cE "rank [13]: tagged engine: [1-9][0-9]* messages pushed" <<<"$out")
+		[ "$n" = 2 ] || { echo "$n of ranks 1 and 3 pushed"; return 1; }
+	else
+		n=$(grep -cE "rank [13]: tagged engine: 0 messages pushed" <<<"$out")
+		[ "$n" = 2 ] || { echo "$n of ranks 1 and 3 pushed nothing"; return 1; }
+	fi
 }
 
 # The host engine with a provider per class of peer: the program's own
@@ -705,7 +731,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi tagged_pushes rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -16,11 +16,8 @@ b=$(cd "${1:-build}" && pwd)
 rounds=${2:-5}
 sizes=${3:-66000,70000,73728,81920,98304,131072,196608,262144}
 iters=${4:-300}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 1; }
-cluster=$here/../tests/netns/cluster.sh
-tmp=$(mktemp -d /tmp/net_heads.XXXXXX)
-trap '"$cluster" down >/dev/null; rm -rf "$tmp"' EXIT
-"$cluster" up 2 >/dev/null || exit 1
+. "$here/netns_pair.sh"
+netns_hosts net_heads
 cc=$(ip netns exec mbx-h0 sysctl -n net.ipv4.tcp_congestion_control)
 for ((r = 1; r <= rounds; r++)); do
 	for c in heads none; do

@@ -1,10 +1,12 @@
 /* The route's acknowledgement setting, by rtnetlink (see mbu_route.h). One
  * RTM_GETROUTE request for the address, as `ip route get` sends, on a
- * socket opened for the question and closed after it. */
+ * socket opened for the question and closed after it. Also the
+ * namespace's TCP congestion control, from /proc. */
 #include "mbu_route.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
@@ -101,5 +103,24 @@ int mbu_route_quickack(uint32_t ip)
 	while (n < 0 && errno == EINTR);
 	ret = n < 0 ? -errno : mbu_route_parse_quickack(reply.b, (size_t)n);
 	close(fd);
+	return ret;
+}
+
+int mbu_tcp_cc(char *name, size_t len)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "re");
+	int ret = 0;
+
+	if (len < 2)
+		return -EINVAL;
+	name[0] = '\0';
+	if (!f)
+		return -errno;
+	if (!fgets(name, (int)len, f))
+		ret = ferror(f) ? -EIO : -ENOENT;
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	if (!ret && !name[0])
+		ret = -ENOENT;
 	return ret;
 }

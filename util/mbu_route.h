@@ -23,4 +23,11 @@ int mbu_route_quickack(uint32_t ip);
  * lengths do not fit; nothing past `len` is read. */
 int mbu_route_parse_quickack(const void *reply, size_t len);
 
+/* This network namespace's TCP congestion control for new connections
+ * (/proc/sys/net/ipv4/tcp_congestion_control), into name (len bytes, at
+ * least 2): 0, or a negative errno with name empty. How large a read over
+ * libfabric's tcp may be follows from it: bbr paces a large response by a
+ * bandwidth estimate that a ping-pong's small messages keep low. */
+int mbu_tcp_cc(char *name, size_t len);
+
 #endif

@@ -47,7 +47,7 @@ struct mbx_params mbx_param = {
 	.net_tries = 600,
 	.net_rma = true,
 	.net_small_dgram = true,
-	.net_rma_chunk = 128 * 1024,
+	.net_rma_chunk = 0, /* chosen per core (mbx_net.c) */
 	.net_rma_alone = 256 * 1024,
 	.net_rts_head = 65536,
 	.net_rma_core_max = SIZE_MAX,
@@ -128,8 +128,7 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_small_dgram", FI_PARAM_BOOL,
 			"Frames that fit a datagram go by datagram to a peer with a connection too, once nothing on the connection waits for its matcher; not over verbs (default: yes)");
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
-			"Bytes per fi_read; up to 8 times this are in flight per connection (default: %zu)",
-			mbx_param.net_rma_chunk);
+			"Bytes per fi_read of a large message or RMA operation to another host; up to 8 times this are in flight per connection (default 0: 1 MiB over tcp unless its congestion control is bbr, else 128 KiB)");
 	fi_param_define(&mbx_prov, "net_rma_alone", FI_PARAM_SIZE_T,
 			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
 			mbx_param.net_rma_alone);
@@ -203,7 +202,12 @@ static void net_params(void)
 	get_size("net_eager", &mbx_param.net_eager, 256, 1 << 20);
 	get_size("net_rto_ms", &mbx_param.net_rto_ms, 1, 10000);
 	get_size("net_tries", &mbx_param.net_tries, 1, 1000000);
-	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 4096, (size_t)1 << 30);
+	get_size("net_rma_chunk", &mbx_param.net_rma_chunk, 0, (size_t)1 << 30);
+	if (mbx_param.net_rma_chunk && mbx_param.net_rma_chunk < 4096) {
+		MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_NET_RMA_CHUNK=%zu below 4096, choosing by the core\n",
+			 mbx_param.net_rma_chunk);
+		mbx_param.net_rma_chunk = 0;
+	}
 	get_size("net_rma_alone", &mbx_param.net_rma_alone, 0, (size_t)1 << 30);
 	get_size("net_rts_head", &mbx_param.net_rts_head, 0, 1 << 20);
 	get_size("net_rma_core_max", &mbx_param.net_rma_core_max, 0, (size_t)1 << 40);

@@ -304,6 +304,11 @@ struct mbx_net {
 	 * our own calls (a frame may be checked where it lies), and TCP's
 	 * delayed acknowledgements decide what a lone frame costs. */
 	bool core_tcp;
+	/* Bytes of one fi_read of a large message (FI_MATCHBOX_NET_RMA_CHUNK,
+	 * or chosen by the core and its congestion control at start), and of
+	 * one piece of an RMA operation by the core (the parameter, or 128
+	 * KiB: see where they are chosen). */
+	size_t rma_chunk, uop_chunk;
 	uint32_t nrdone;
 	struct {
 		struct mbx_peer *p;
@@ -2519,9 +2524,15 @@ static size_t core_piece(const struct mbx_net *n, const struct iovec *iov, size_
  * keeps 64 KiB messages as deep in the pipe as 128 KiB pieces. */
 #define RD_WINDOW 8u
 
-static uint64_t rd_window(void)
+static uint64_t rd_window(const struct mbx_net *n)
 {
-	return RD_WINDOW * (uint64_t)mbx_param.net_rma_chunk;
+	return RD_WINDOW * (uint64_t)n->rma_chunk;
+}
+
+/* The same for the pieces of RMA operations by the core. */
+static uint64_t uop_window(const struct mbx_net *n)
+{
+	return RD_WINDOW * (uint64_t)n->uop_chunk;
 }
 
 /* The rails rx may read over: 1 (the connection alone) unless the sender
@@ -2610,7 +2621,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	 * usual pieces: at 128 KiB, two 1 Gb/s rails moved 0.13 GB/s
 	 * together where one moved 0.12; at 1 MiB, 0.21 (mbench bw 4 MiB,
 	 * namespace hosts: the cost is per read). */
-	piece = mbx_param.net_rma_chunk;
+	piece = n->rma_chunk;
 	/* A message read alone from its peer (a ping-pong's, not one of a
 	 * stream's) takes what is left in one read once that is no more than
 	 * FI_MATCHBOX_NET_RMA_ALONE: libfabric 1.17's tcp answers the reads
@@ -2621,11 +2632,11 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 	 * full anyway, and tcp serves larger reads more slowly. */
 	alone = nr == 1 && (mbu_dlist_empty(&p->reading) ||
 			    (p->reading.next == &rx->link && rx->link.next == &p->reading));
-	win = rd_window();
+	win = rd_window(n);
 	if (nr > 1) {
 		size_t share = ((rx->take + nr - 1) / nr + 4095) & ~(size_t)4095;
 
-		piece = share < piece ? piece : share > rd_window() ? rd_window() : share;
+		piece = share < piece ? piece : share > rd_window(n) ? rd_window(n) : share;
 		win = RD_WINDOW * (uint64_t)piece;
 	}
 	if (!rx->rd_begun) {
@@ -2840,7 +2851,7 @@ static uint32_t core_cap(const struct mbx_net *n)
 }
 
 /* One caller's operation on the core, moved in pieces of at most
- * net_rma_chunk bytes with at most rd_window() bytes of them in flight on
+ * uop_chunk bytes with at most uop_window(n) bytes of them in flight on
  * the connection (as large messages' reads are: a tcp connection with many
  * large operations queued on it moved less than one with a few). It stays
  * on its peer's list, in order, until its last piece completes; pieces of
@@ -2885,7 +2896,7 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 	 * read alone on its connection takes what is left at once, as a
 	 * large message's read does (mbx_net_read). */
 	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov,
-		       rd_piece(len, mbx_param.net_rma_chunk,
+		       rd_piece(len, n->uop_chunk,
 				!u->write && u->np && u->np->core_ops == 1));
 	if (!k)
 		return -FI_EINVAL;
@@ -2930,7 +2941,7 @@ static void uop_pump(struct mbx_ep *ep, struct mbx_npeer *np)
 		while (u->next < u->len) {
 			int ret;
 
-			if (c->uop_bytes >= rd_window() || c->uops >= core_cap(n))
+			if (c->uop_bytes >= uop_window(n) || c->uops >= core_cap(n))
 				return;
 			ret = uop_post(n, c, u);
 			if (ret == -FI_EAGAIN)
@@ -3019,7 +3030,7 @@ int mbx_net_rma(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rma_req *r)
 	if (!cl_up(&np->cl[CL_HI]) || r->cnt > n->minfo->tx_attr->iov_limit ||
 	    ((r->opflags & FI_INJECT) &&
 	     (r->len > n->minfo->tx_attr->inject_size || !mbu_dlist_empty(&np->uops) ||
-	      np->cl[CL_HI].conn->uop_bytes >= rd_window() ||
+	      np->cl[CL_HI].conn->uop_bytes >= uop_window(n) ||
 	      np->cl[CL_HI].conn->uops >= core_cap(n))))
 		return 1;
 	if (np->core_ops >= UOPS_MAX)
@@ -3703,6 +3714,28 @@ int mbx_net_open(struct mbx_ep *ep)
 	n->ring_ok = n->rma && mbx_param.conn_ring && mbx_param.conn_rings;
 	/* Read only with rings, which need the core's RMA (minfo set here). */
 	n->core_tcp = n->minfo && strcmp(n->minfo->fabric_attr->prov_name, "tcp") == 0;
+	/* Large reads over tcp, unless its congestion control is bbr: between
+	 * two hosts on cubic, reads of 1 MiB moved 1-4 MiB streams at 8.2-8.7
+	 * GB/s against 5.7-6.1 in 128 KiB pieces, and a 1 MiB ping-pong took
+	 * 143 us one-way against 221; under bbr, whose pacing holds back a
+	 * large response, they did half as well (2.1 against 4.6 GB/s, 466
+	 * against 221 us). Other cores keep the pieces they were measured
+	 * with. The core's RMA operations keep 128 KiB pieces: a stream of 4
+	 * MiB messages read by them (our MPI's host engine) moved 8.3-8.6
+	 * GB/s in 1 MiB pieces in most jobs and 1.7-2.0 in one of three or
+	 * four, where in 128 KiB pieces it moved 5.9-6.2 in every job. */
+	n->rma_chunk = n->uop_chunk = mbx_param.net_rma_chunk;
+	if (!n->uop_chunk)
+		n->uop_chunk = (size_t)128 << 10;
+	if (!n->rma_chunk) {
+		char cc[32] = "";
+
+		n->rma_chunk = n->core_tcp && (mbu_tcp_cc(cc, sizeof(cc)) || strcmp(cc, "bbr"))
+				       ? (size_t)1 << 20 : (size_t)128 << 10;
+		MBX_INFO(FI_LOG_EP_CTRL, "net: fi_read in pieces of %zu bytes (core %s, congestion "
+			 "control %s)\n", n->rma_chunk, n->minfo ? n->minfo->fabric_attr->prov_name
+			 : "none", cc[0] ? cc : "unknown");
+	}
 	if (!n->minfo)
 		n->minfo = pick_core(mbx_param.net_msg_prov, msg_order, FI_EP_MSG, ip, FI_MSG);
 	/* Over verbs, RC is the faster channel and stays so. */

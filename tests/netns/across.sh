@@ -170,7 +170,8 @@ two_hosts() {
 		pingpong_counts ' 23 large messages pulled by fi_read in 23 reads, 23 sent' 262144 20
 	check "the same in pieces with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
 		pingpong_counts ' 23 large messages pulled by fi_read in 46 reads, 23 sent' 262144 20 \
-		FI_MATCHBOX_NET_RMA_ALONE=0
+		FI_MATCHBOX_NET_RMA_ALONE=0 FI_MATCHBOX_NET_RMA_CHUNK=131072
+	check "reads of 1 MiB over tcp on cubic, of 128 KiB under bbr, 2 hosts" chunk_by_cc
 	check "fi_read by the core: 256 KiB alone in one piece, in a window in two, 2 hosts" \
 		rma_pieces alone
 	check "fi_read by the core: every 256 KiB read in two with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
@@ -411,6 +412,20 @@ small_dgram() {
 # With both hosts' routes acknowledging TCP data at once, the provider lets
 # a ping-pong's 4 KiB frames into the ring unasked; 8 KiB ones still go by
 # send.
+# The read size follows the hosts' TCP congestion control: the 4128784
+# bytes after a 4 MiB message's head in 4 reads of up to 1 MiB on cubic
+# (the bed's default), under bbr in 31 (30 of 128 KiB, then the last 192
+# KiB at once: a ping-pong's read is alone); 23 messages.
+chunk_by_cc() {
+	local ret
+	pingpong_counts ' 23 large messages pulled by fi_read in 92 reads' 4194304 20 || return 1
+	"$here/cluster.sh" cc bbr || return 1
+	pingpong_counts ' 23 large messages pulled by fi_read in 713 reads' 4194304 20
+	ret=$?
+	"$here/cluster.sh" cc "${MBX_TCP_CC:-cubic}" || return 1
+	return $ret
+}
+
 quick_acks() {
 	local ret
 	"$here/cluster.sh" acks quick || return 1
@@ -731,7 +746,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi tagged_pushes rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi tagged_pushes chunk_by_cc rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -145,3 +145,18 @@ Test(route, the_kernel_answers_for_the_loopback)
 
 	cr_assert(ret == 0 || ret == 1, "mbu_route_quickack(127.0.0.1): %d", ret);
 }
+
+/* The namespace's congestion control: a name without its newline, whatever
+ * the buffer's size; too small a buffer is refused and changes nothing. */
+Test(route, the_congestion_control_is_a_name)
+{
+	char name[32], small[3] = "xy";
+	int ret = mbu_tcp_cc(name, sizeof(name));
+
+	cr_assert_eq(ret, 0, "mbu_tcp_cc: %d", ret);
+	cr_assert(name[0] && !strchr(name, '\n'), "'%s'", name);
+	cr_assert_eq(mbu_tcp_cc(small, 1), -EINVAL);
+	cr_assert_str_eq(small, "xy");
+	ret = mbu_tcp_cc(small, sizeof(small));
+	cr_assert(ret == 0 && strlen(small) <= 2 && !strchr(small, '\n'), "%d '%s'", ret, small);
+}

@@ -608,6 +608,9 @@ struct mbmpi_state {
 	int spin;                  /* idle polls before yielding */
 	int local_size;
 	char **hosts;              /* world rank -> node name */
+	/* world rank -> on another node (mbmpi_same_node, asked once for the
+	 * engines' per-peer protocol choices); NULL in a singleton */
+	uint8_t *remote;
 	const struct mbmpi_engine *eng;
 	char procname[MPI_MAX_PROCESSOR_NAME];
 	/* buffered sends */

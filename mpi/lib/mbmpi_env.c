@@ -802,6 +802,12 @@ static int mbmpi_modex(fi_addr_t *addrs)
 			goto out;
 		}
 	}
+	if (!(mbmpi.remote = calloc((size_t)n, 1))) {
+		ret = MPI_ERR_NO_MEM;
+		goto out;
+	}
+	for (int w = 0; w < n; w++)
+		mbmpi.remote[w] = !mbmpi_same_node(w);
 	ret = mbmpi.eng->insert(all, stride, n, addrs) ? MPI_ERR_OTHER : MPI_SUCCESS;
 out:
 	free(all);
@@ -1070,6 +1076,8 @@ int PMPI_Finalize(void)
 		free(mbmpi.hosts[r]);
 	free(mbmpi.hosts);
 	mbmpi.hosts = NULL;
+	free(mbmpi.remote);
+	mbmpi.remote = NULL;
 	if (mbmpi_pmix)
 		PMIx_Finalize(NULL, 0);
 	mbmpi.finalized = 1;

@@ -918,7 +918,6 @@ static void he_fini(void)
 	mbmpi.frag_min = 0;
 	mbmpi.inject_max = 0;
 	free(he.slots);
-	free(he.remote);
 	free(he.push);
 	memset(&he, 0, sizeof(he));
 }
@@ -962,12 +961,10 @@ static int he_getname(void *addr, size_t *len)
 
 static int he_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
-	if (he.eager_net > he.eager && mbmpi.hosts && n == mbmpi.world_size && !he.remote) {
-		if (!(he.remote = calloc((size_t)n, 1)) ||
-		    (he.push_max && !(he.push = calloc((size_t)n, sizeof(*he.push)))))
+	if (he.eager_net > he.eager && mbmpi.remote && n == mbmpi.world_size && !he.remote) {
+		if (he.push_max && !(he.push = calloc((size_t)n, sizeof(*he.push))))
 			return MPI_ERR_NO_MEM;
-		for (int w = 0; w < n; w++)
-			he.remote[w] = !mbmpi_same_node(w);
+		he.remote = mbmpi.remote;
 	}
 	if (he.nrails == 1)
 		return mbmpi_fab_insert(&he.rail[0].x, addrs, n, out);

@@ -67,10 +67,9 @@ static struct {
 	unsigned frag_shift;
 	/* Pushed messages: pieces of 2^push_shift bytes, which the provider
 	 * carries to another node in one trip, up to push_max bytes in all
-	 * (0: never); remote[w] says whether world rank w is on another node. */
+	 * (0: never). */
 	unsigned push_shift;
 	size_t push_max;
-	uint8_t *remote;
 	int pushing;               /* pushed messages whose pieces are not all done */
 	unsigned long pushed;      /* messages this rank pushed (MATCHBOX_MPI_VERBOSE=2) */
 	struct mbu_pool bounces;   /* the pieces' buffers, frag bytes each */
@@ -198,7 +197,6 @@ static void te_fini(void)
 	while ((it = mbu_dlist_pop(&te.streams)))
 		free(mbu_container_of(it, struct te_stream, link));
 	mbu_pool_fini(&te.bounces);
-	free(te.remote);
 	mbmpi.frag_min = 0;
 	mbmpi.inject_max = 0;
 	mbmpi.waiting = NULL; /* it points into the endpoint */
@@ -214,12 +212,6 @@ static int te_getname(void *addr, size_t *len)
 static int te_insert(const void *addrs, size_t addrlen, int n, fi_addr_t *out)
 {
 	(void)addrlen;
-	if (te.push_max && mbmpi.hosts && n == mbmpi.world_size && !te.remote) {
-		if (!(te.remote = calloc((size_t)n, 1)))
-			return MPI_ERR_NO_MEM;
-		for (int w = 0; w < n; w++)
-			te.remote[w] = !mbmpi_same_node(w);
-	}
 	return mbmpi_fab_insert(&te.x, addrs, n, out);
 }
 
@@ -572,8 +564,8 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 static inline bool te_push_to(const struct mbmpi_comm *c, const struct mbmpi_req *r)
 {
 	return r->clen > ((size_t)1 << te.push_shift) && r->clen <= te.push_max && !te.pushing &&
-	       te.remote && !r->frag && r->mode != MBMPI_SYNC &&
-	       te.remote[mbmpi_world_of(c, r->peer)];
+	       mbmpi.remote && !r->frag && r->mode != MBMPI_SYNC &&
+	       mbmpi.remote[mbmpi_world_of(c, r->peer)];
 }
 
 static int te_send(struct mbmpi_req *r)

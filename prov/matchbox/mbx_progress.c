@@ -1967,6 +1967,7 @@ queue_ux(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint8_t wflags, uint
 	ux->id = id;
 	ux->tagged = tagged;
 	ux->buf = NULL;
+	ux->kept = 0;
 	ux->riov_cnt = 0;
 	if (op == MBX_OP_EAGER && size) {
 		if (!ux_keep(ep, ux, payload, size, true)) {
@@ -1979,7 +1980,6 @@ queue_ux(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint8_t wflags, uint
 		memcpy(ux->riov, w + 1, w->iov_cnt * sizeof(struct mbx_wire_iov));
 		ux->riov_cnt = w->iov_cnt;
 		ux->rkey = w->rsvd2;
-		ux->kept = 0;
 		/* The head is kept where there is room for it (not inline: the
 		 * iovs are there); where there is not, the receiver reads the
 		 * whole message, as without one. */

@@ -579,6 +579,22 @@ static void eager_limits(void)
 	free(r);
 }
 
+/* A receive of `fit` bytes into t (of `bytes`, filled with 0x5a before)
+ * that ended (e, st) with a longer message whose bytes are want: truncated,
+ * the bytes that fit in place, nothing written past them. */
+static void truncated(int e, const MPI_Status *st, const char *t, const void *want, int fit,
+		      int bytes)
+{
+	int bad = 0;
+
+	MPI_Error_class(e == MPI_SUCCESS ? st->MPI_ERROR : e, &e);
+	CHECK(e == MPI_ERR_TRUNCATE);
+	CHECK(memcmp(t, want, (size_t)fit) == 0);
+	for (int i = fit; i < bytes; i++)
+		bad += t[i] != 0x5a;
+	CHECK(bad == 0);
+}
+
 /* n ints to the right-hand neighbour, taken from the left-hand one by a
  * matched probe that may find the message still arriving. */
 static void mprobed(const int *s, int *r, int n, int tag)
@@ -636,15 +652,9 @@ static void pushed(void)
 	CHECK_MPI(MPI_Irecv(t, SHORT, MPI_BYTE, left, 62, MPI_COMM_WORLD, &rq));
 	CHECK_MPI(MPI_Send(s, N, MPI_INT, right, 62, MPI_COMM_WORLD));
 	e = MPI_Wait(&rq, &st);
-	MPI_Error_class(e == MPI_SUCCESS ? st.MPI_ERROR : e, &e);
-	CHECK(e == MPI_ERR_TRUNCATE);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	fill((int *)(void *)r, N, left);
-	CHECK(memcmp(t, r, SHORT) == 0);
-	bad = 0;
-	for (int i = SHORT; i < BYTES; i++)
-		bad += t[i] != 0x5a;
-	CHECK(bad == 0);
+	truncated(e, &st, t, r, SHORT, BYTES);
 
 	mprobed(s, r, N, 63);
 	MPI_Type_free(&every2);
@@ -706,13 +716,7 @@ static void rendezvous_shapes(void)
 				e = MPI_Recv(t, shorts[k], MPI_BYTE, left, 65, MPI_COMM_WORLD, &st);
 				CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 			}
-			MPI_Error_class(e == MPI_SUCCESS ? st.MPI_ERROR : e, &e);
-			CHECK(e == MPI_ERR_TRUNCATE);
-			CHECK(memcmp(t, want, (size_t)shorts[k]) == 0);
-			bad = 0;
-			for (int i = shorts[k]; i < BYTES; i++)
-				bad += t[i] != 0x5a;
-			CHECK(bad == 0);
+			truncated(e, &st, t, want, shorts[k], BYTES);
 		}
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	}

@@ -24,6 +24,7 @@
 #           (MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0: 64-128 KiB by rendezvous);
 #   chunk128 reads in pieces of 128 KiB (FI_MATCHBOX_NET_RMA_CHUNK=131072,
 #           the default under bbr; 1 MiB otherwise);
+#   hchunk128 the host engine with its reads in pieces of 128 KiB;
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -51,7 +52,7 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | pieces | host | hpieces | nopush | chunk128)
+	ring | send | lone | nohead | pieces | host | hpieces | nopush | chunk128 | hchunk128)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
@@ -60,6 +61,7 @@ once() { # config what bytes -> the figure
 		[ "$1" = hpieces ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=0)
 		[ "$1" = nopush ] && xs=(-x MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0)
 		[ "$1" = chunk128 ] && xs=(-x FI_MATCHBOX_NET_RMA_CHUNK=131072)
+		[ "$1" = hchunk128 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_CHUNK=131072)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;

@@ -128,7 +128,7 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_small_dgram", FI_PARAM_BOOL,
 			"Frames that fit a datagram go by datagram to a peer with a connection too, once nothing on the connection waits for its matcher; not over verbs (default: yes)");
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
-			"Bytes per fi_read of a large message or RMA operation to another host; up to 8 times this are in flight per connection (default 0: 1 MiB over tcp unless its congestion control is bbr, else 128 KiB)");
+			"Bytes per fi_read of a large message or piece of an RMA operation to another host; up to 8 times this are in flight per connection (default 0: 1 MiB over tcp unless its congestion control is bbr, else 128 KiB)");
 	fi_param_define(&mbx_prov, "net_rma_alone", FI_PARAM_SIZE_T,
 			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
 			mbx_param.net_rma_alone);

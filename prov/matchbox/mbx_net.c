@@ -56,8 +56,12 @@
  * only: each poll is a system call or two, and a spinning receiver that
  * polls three channels notices its connection's frames later than one that
  * polls one. A datagram or a connection handshake makes its channel hot
- * (polled on every call) for HOT_NS. */
+ * (polled on every call) for HOT_NS. Every COLD_NS too, whatever the count:
+ * a call in which the core serves large reads lasts milliseconds (up to 8
+ * measured, 1 MiB reads between namespace hosts), and 16 of them left a
+ * datagram channel unread for 37-78 ms, past the retransmission timeout. */
 #define COLD_POLLS	16u
+#define COLD_NS		1000000ULL
 #define HOT_NS		50000000ULL
 /* A datagram is acknowledged on its own only if the progress call after
  * the one that received it has not carried the acknowledgement on a reply
@@ -284,6 +288,8 @@ struct mbx_net {
 	bool holding;
 	struct mbu_dlist flushq;
 	uint64_t av_gen, last_tick, last_scan;
+	uint64_t last_cold_ns;			/* when the cold channels were last read */
+	bool dgram_queue;			/* the last read of datagrams found one */
 	uint64_t dgram_hot_ns, eq_hot_ns;	/* polled on every call until */
 	uint32_t polls;
 	/* Extra rails (mbx_rail.h); NULL without. Their reads of ours in
@@ -304,10 +310,9 @@ struct mbx_net {
 	 * our own calls (a frame may be checked where it lies), and TCP's
 	 * delayed acknowledgements decide what a lone frame costs. */
 	bool core_tcp;
-	/* Bytes of one fi_read of a large message (FI_MATCHBOX_NET_RMA_CHUNK,
-	 * or chosen by the core and its congestion control at start), and of
-	 * one piece of an RMA operation by the core (the parameter, or 128
-	 * KiB: see where they are chosen). */
+	/* Bytes of one fi_read of a large message and of one piece of an RMA
+	 * operation by the core (FI_MATCHBOX_NET_RMA_CHUNK, or chosen by the
+	 * core and its congestion control at start: see there). */
 	size_t rma_chunk, uop_chunk;
 	uint32_t nrdone;
 	struct {
@@ -2243,13 +2248,17 @@ static void read_cqs_held(struct mbx_ep *ep, bool dgram)
 	struct mbx_net *n = ep->net;
 	struct fi_cq_msg_entry e[CQ_BATCH];
 	ssize_t got = 0, i;
+	uint32_t drained = 0;
 
 	while (dgram && (got = fi_cq_read(n->ucq, e, CQ_BATCH)) > 0) {
+		uint32_t rx = 0;
+
 		for (i = 0; i < got; i++) {
 			struct nbuf *b = mbu_container_of(e[i].op_context, struct nbuf, ctx);
 
 			if (b->kind == NB_DRX) {
 				n->dposted--;
+				rx++;
 				on_dgram(ep, b, (uint32_t)e[i].len);
 			} else {
 				n->dsends--;
@@ -2257,9 +2266,23 @@ static void read_cqs_held(struct mbx_ep *ep, bool dgram)
 			}
 		}
 		post_dgram(n);
-		if (got < CQ_BATCH)
+		drained += rx;
+		if (got == CQ_BATCH)
+			continue;
+		/* libfabric's udp takes one datagram off its socket per read of
+		 * the CQ. Where they come faster than progress calls (a burst
+		 * of requests; calls that last milliseconds while the core
+		 * serves large reads) the socket's buffer overflowed and the
+		 * kernel dropped them: 1,000-2,600 a job of 4 MiB messages read
+		 * in 1 MiB pieces, each dropped frame a 20 ms retransmission,
+		 * and the stream fell from 4.8 to 1.7 GB/s. Once datagrams
+		 * come on consecutive calls, read until none is left: a lone
+		 * one (a ping-pong's) costs no extra system call. */
+		if (!rx || !n->dgram_queue || drained >= DGRAM_POSTED)
 			break;
 	}
+	if (dgram)
+		n->dgram_queue = drained != 0;
 	if (got == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
 
@@ -3374,7 +3397,9 @@ void mbx_net_progress(struct mbx_ep *ep)
 	    (mbx_param.conn_mode == MBX_CONN_STATIC || mbx_param.conn_mode == MBX_CONN_PARTIAL))
 		av_sync(ep);
 	now = mbu_now_ns();
-	cold = n->polls++ % COLD_POLLS != 0;
+	cold = n->polls++ % COLD_POLLS != 0 && now - n->last_cold_ns < COLD_NS;
+	if (!cold)
+		n->last_cold_ns = now;
 	if (!cold || now < n->eq_hot_ns)
 		read_eq(ep);
 	read_cqs(ep, !cold || now < n->dgram_hot_ns);
@@ -3720,18 +3745,17 @@ int mbx_net_open(struct mbx_ep *ep)
 	 * 143 us one-way against 221; under bbr, whose pacing holds back a
 	 * large response, they did half as well (2.1 against 4.6 GB/s, 466
 	 * against 221 us). Other cores keep the pieces they were measured
-	 * with. The core's RMA operations keep 128 KiB pieces: a stream of 4
-	 * MiB messages read by them (our MPI's host engine) moved 8.3-8.6
-	 * GB/s in 1 MiB pieces in most jobs and 1.7-2.0 in one of three or
-	 * four, where in 128 KiB pieces it moved 5.9-6.2 in every job. */
+	 * with. The core's RMA operations take the same pieces: a stream of
+	 * 4 MiB messages read by them (our MPI's host engine) moved 4.7-5.5
+	 * GB/s in 1 MiB pieces against 3.3-3.4 in 128 KiB ones, once
+	 * datagrams were no longer dropped (read_cqs_held). */
 	n->rma_chunk = n->uop_chunk = mbx_param.net_rma_chunk;
-	if (!n->uop_chunk)
-		n->uop_chunk = (size_t)128 << 10;
 	if (!n->rma_chunk) {
 		char cc[32] = "";
 
-		n->rma_chunk = n->core_tcp && (mbu_tcp_cc(cc, sizeof(cc)) || strcmp(cc, "bbr"))
-				       ? (size_t)1 << 20 : (size_t)128 << 10;
+		n->rma_chunk = n->uop_chunk =
+			n->core_tcp && (mbu_tcp_cc(cc, sizeof(cc)) || strcmp(cc, "bbr"))
+				? (size_t)1 << 20 : (size_t)128 << 10;
 		MBX_INFO(FI_LOG_EP_CTRL, "net: fi_read in pieces of %zu bytes (core %s, congestion "
 			 "control %s)\n", n->rma_chunk, n->minfo ? n->minfo->fabric_attr->prov_name
 			 : "none", cc[0] ? cc : "unknown");

@@ -25,6 +25,8 @@
 #   chunk128 reads in pieces of 128 KiB (FI_MATCHBOX_NET_RMA_CHUNK=131072,
 #           the default under bbr; 1 MiB otherwise);
 #   hchunk128 the host engine with its reads in pieces of 128 KiB;
+#   hpush3  the host engine pushing messages of up to 3 frames
+#           (MATCHBOX_MPI_HOST_PUSH_FRAMES=3, against 2);
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -52,7 +54,7 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | pieces | host | hpieces | nopush | chunk128 | hchunk128)
+	ring | send | lone | nohead | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
@@ -62,6 +64,7 @@ once() { # config what bytes -> the figure
 		[ "$1" = nopush ] && xs=(-x MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0)
 		[ "$1" = chunk128 ] && xs=(-x FI_MATCHBOX_NET_RMA_CHUNK=131072)
 		[ "$1" = hchunk128 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_CHUNK=131072)
+		[ "$1" = hpush3 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_PUSH_FRAMES=3)
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;

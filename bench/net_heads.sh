@@ -1,8 +1,8 @@
 #!/bin/bash
 # Matchbox alone (fabtests-extra's ftx_pingpong, one rank on each of two
 # network-namespace hosts) with large messages of mixed sizes in one job,
-# their requests with heads (the defaults) and without
-# (FI_MATCHBOX_NET_RTS_HEAD=0), in interleaved rounds. Sizes in one job
+# their requests with heads (FI_MATCHBOX_NET_RTS_HEAD=65536) and without
+# (the default over tcp), in interleaved rounds. Sizes in one job
 # matter here: a state a connection enters at one size lasts into the next
 # (a 64 KiB head with little left to read once stalled tcp connections for
 # the rest of the job, under bbr congestion control: MBX_TCP_CC=bbr runs
@@ -21,7 +21,7 @@ netns_hosts net_heads
 cc=$(ip netns exec mbx-h0 sysctl -n net.ipv4.tcp_congestion_control)
 for ((r = 1; r <= rounds; r++)); do
 	for c in heads none; do
-		h=()
+		h=(FI_MATCHBOX_NET_RTS_HEAD=65536)
 		[ $c = none ] && h=(FI_MATCHBOX_NET_RTS_HEAD=0)
 		env FTX_HOSTS=2 "${h[@]}" "$b/fabtests-extra/ftx_pingpong" -S "$sizes" -I "$iters" \
 			2>/dev/null | awk -v c=$c '$1 ~ /^[0-9]+$/ { print $1, c, $2 }'

@@ -9,12 +9,14 @@
 #   ring    the defaults: a frame that follows others untaken goes into the
 #           peer's connection ring, a lone one too up to 4 KiB where the
 #           route acknowledges at once (else by send), a large message's
-#           first request to a peer carries its first 64 KiB, and one read
-#           alone takes its last 256 KiB or less at once;
+#           request carries no head over tcp, and one read alone takes its
+#           last 256 KiB or less at once;
 #   send    without rings (FI_MATCHBOX_CONN_RING=0, every frame by fi_send);
 #   lone    every lone frame into the ring (FI_MATCHBOX_CONN_RING_LONE=1 MiB);
 #   nohead  large messages' requests without their head
-#           (FI_MATCHBOX_NET_RTS_HEAD=0);
+#           (FI_MATCHBOX_NET_RTS_HEAD=0, the default over tcp);
+#   head    with it (FI_MATCHBOX_NET_RTS_HEAD=65536: the first request to a
+#           peer carries the message's first 64 KiB);
 #   pieces  a message read alone in pieces of 128 KiB to its end
 #           (FI_MATCHBOX_NET_RMA_ALONE=0);
 #   host    our host engine over matchbox (MATCHBOX_MPI_ENGINE=host), whose
@@ -36,7 +38,7 @@
 # CONFIGS (default "ring send lone", ob1 added when installed), ACKS
 # (default "delayed quick") and OUT (default net_ring, the file
 # bench/results/OUT.txt) choose another comparison, e.g. the heads:
-#   CONFIGS="ring nohead pieces" ACKS=delayed OUT=net_head bench/net_ring.sh build 9 \
+#   CONFIGS="ring head pieces" ACKS=delayed OUT=net_head bench/net_ring.sh build 9 \
 #     "65536 131072 262144 393216 1048576 4194304"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,10 +56,11 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3)
+	ring | send | lone | nohead | head | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
+		[ "$1" = head ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=65536)
 		[ "$1" = pieces ] && xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0)
 		[ "$1" = host ] && xs=(-x MATCHBOX_MPI_ENGINE=host)
 		[ "$1" = hpieces ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=0)

@@ -63,6 +63,9 @@ enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY, MBX_LARGE_
 enum mbx_rma_cma { MBX_RMA_CMA_NEVER, MBX_RMA_CMA_AUTO, MBX_RMA_CMA_ALWAYS };
 enum mbx_conn_mode { MBX_CONN_STATIC, MBX_CONN_ONDEMAND, MBX_CONN_ADAPTIVE, MBX_CONN_PARTIAL };
 
+/* FI_MATCHBOX_NET_RTS_HEAD left unset: the net wire chooses by its core. */
+#define MBX_RTS_HEAD_AUTO ((size_t)-1)
+
 struct mbx_params {
 	size_t eager_limit;
 	size_t inject_size;
@@ -106,7 +109,8 @@ struct mbx_params {
 	bool net_rma;
 	size_t net_rma_chunk;
 	size_t net_rma_alone;	/* a message read alone: its rest in one read up to this */
-	size_t net_rts_head;	/* 0: an RTS to another host carries no head */
+	size_t net_rts_head;	/* 0: an RTS to another host carries no head; */
+				/* MBX_RTS_HEAD_AUTO: by the core (mbx_net.c) */
 	size_t net_rma_core_max;
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;

@@ -49,7 +49,7 @@ struct mbx_params mbx_param = {
 	.net_small_dgram = true,
 	.net_rma_chunk = 0, /* chosen per core (mbx_net.c) */
 	.net_rma_alone = 256 * 1024,
-	.net_rts_head = 65536,
+	.net_rts_head = MBX_RTS_HEAD_AUTO,
 	.net_rma_core_max = SIZE_MAX,
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
@@ -133,8 +133,7 @@ static void net_params(void)
 			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
 			mbx_param.net_rma_alone);
 	fi_param_define(&mbx_prov, "net_rts_head", FI_PARAM_SIZE_T,
-			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth and never more than is left to read after them; the receiver reads the rest; 0: the request carries none (default: %zu)",
-			mbx_param.net_rts_head);
+			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth and never more than is left to read after them; the receiver reads the rest; 0: the request carries none (default: none over tcp, 65536 over other cores)");
 	fi_param_define(&mbx_prov, "net_rma_core_max", FI_PARAM_SIZE_T,
 			"Largest fi_write/fi_read to another host that goes by the core provider's own RMA once the target has offered its key; larger ones, and all with this 0, go in frames through the target's progress (default: no limit)");
 	fi_param_define(&mbx_prov, "mr_cache_max_count", FI_PARAM_SIZE_T,

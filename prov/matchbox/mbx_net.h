@@ -46,6 +46,8 @@ void mbx_net_kick(struct mbx_ep *ep, struct mbx_peer *p);
  * mbx_net_rma_release() gives back what the send held. */
 int mbx_net_rma_reg(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_tx *tx, uint32_t *key,
 		    uint64_t *base);
+/* The most of a message's first bytes its RTS may carry (0: none). */
+size_t mbx_net_rts_head(const struct mbx_ep *ep);
 /* Extra rails (mbx_rail.h). Before an RTS whose registration is on them
  * (tx->rails), a peer not yet told gets our rail addresses: their number,
  * and *names, when it must be told (then mbx_net_rails_told() once the

@@ -608,7 +608,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 	uint64_t off, base = 0;
 	uint32_t key = 0;
 	bool reg;
-	size_t i, ilen, head;
+	size_t i, ilen, head, hmax;
 
 	if (tx->op >= MBX_OP_WRITE)
 		return tx_write_rma(ep, tx);
@@ -657,11 +657,11 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 			mbx_net_rails_told(ep, p);
 		}
 	}
-	/* Offered for fi_read, the first request to a peer carries the
+	/* Offered for fi_read, the first request to a peer may carry the
 	 * message's first bytes too, up to an eager frame: they cross with it
 	 * instead of after the read request's trip, and the receiver reads
-	 * only the rest (a 128 KiB ping-pong between two hosts over tcp:
-	 * 44.9 us against 48.2). Requests behind one still unfinished carry
+	 * only the rest (mbx_net_rts_head: not over tcp, where it did not
+	 * pay once bbr was gone, see mbx_net.c). Requests behind one still unfinished carry
 	 * none: in a stream the link is busy anyway, and the head's copies
 	 * on both sides cost 13% of its bandwidth at 128 KiB. Nor does a
 	 * message with less left to read than its head: over tcp under bbr
@@ -675,10 +675,10 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 	}
 	ilen = tx->iov_cnt * sizeof(struct mbx_wire_iov);
 	head = 0;
-	if (reg && p->rts_offered == 1 && mbx_param.net_rts_head && p->eager_limit > ilen) {
+	if (reg && p->rts_offered == 1 && (hmax = mbx_net_rts_head(ep)) && p->eager_limit > ilen) {
 		head = p->eager_limit - ilen;
-		if (head > mbx_param.net_rts_head)
-			head = mbx_param.net_rts_head;
+		if (head > hmax)
+			head = hmax;
 		if (head > tx->size - head)
 			head = 0;
 	}

@@ -152,25 +152,28 @@ two_hosts() {
 	client_server
 	# Large messages over a connection are pulled with fi_read (tcp has
 	# FI_RMA); the clear-to-send path stays covered with it turned off.
-	check "large messages by fi_read, requests with their head (ftx_pingpong, counted at close), 2 hosts" \
+	# Requests carry no head over tcp unless asked to (they did not pay);
+	# the heads' paths stay covered with FI_MATCHBOX_NET_RTS_HEAD set.
+	check "large messages by fi_read, no heads over tcp by default (ftx_pingpong, counted at close), 2 hosts" \
 		by_read static
-	check "large messages by fi_read, no heads with FI_MATCHBOX_NET_RTS_HEAD=0, 2 hosts" \
-		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, 0 sent with their head' \
-		100000,1048576 20 FI_MATCHBOX_NET_RTS_HEAD=0
+	check "large messages by fi_read, requests with their head (FI_MATCHBOX_NET_RTS_HEAD=65536), 2 hosts" \
+		pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, [1-9][0-9]* sent with their head' \
+		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE=static FI_MATCHBOX_NET_RTS_HEAD=65536
 	check "a stream of large messages: heads only where none is unfinished ahead, 2 hosts" stream_heads
 	# A message with less left to read than a head carries none (a 64 KiB
 	# head and a small read stalled tcp connections): of 70000 and 131072
 	# bytes, 23 messages each, only the larger have heads.
 	check "no head where less than it would be left to read, 2 hosts" \
 		pingpong_counts ' 46 large messages pulled by fi_read in 46 reads, 23 sent with their head' \
-		70000,131072 20
+		70000,131072 20 FI_MATCHBOX_NET_RTS_HEAD=65536
 	# 20 round trips of 256 KiB and the 3 of the warm-up: each message's
 	# 192 KiB after its head in one read, or two with pieces to the end.
 	check "a ping-pong's message read alone: the rest after its head in one fi_read, 2 hosts" \
-		pingpong_counts ' 23 large messages pulled by fi_read in 23 reads, 23 sent' 262144 20
+		pingpong_counts ' 23 large messages pulled by fi_read in 23 reads, 23 sent' 262144 20 \
+		FI_MATCHBOX_NET_RTS_HEAD=65536 FI_MATCHBOX_NET_RMA_CHUNK=131072
 	check "the same in pieces with FI_MATCHBOX_NET_RMA_ALONE=0, 2 hosts" \
 		pingpong_counts ' 23 large messages pulled by fi_read in 46 reads, 23 sent' 262144 20 \
-		FI_MATCHBOX_NET_RMA_ALONE=0 FI_MATCHBOX_NET_RMA_CHUNK=131072
+		FI_MATCHBOX_NET_RMA_ALONE=0 FI_MATCHBOX_NET_RMA_CHUNK=131072 FI_MATCHBOX_NET_RTS_HEAD=65536
 	check "reads of 1 MiB over tcp on cubic, of 128 KiB under bbr, 2 hosts" chunk_by_cc
 	check "fi_read by the core: 256 KiB alone in one piece, in a window in two, 2 hosts" \
 		rma_pieces alone
@@ -239,6 +242,8 @@ two_hosts() {
 		tagged_pushes yes
 	check "MPI t_p2p, tagged engine: none pushed with MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0, 2 hosts x 2" \
 		tagged_pushes no MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0
+	check "MPI t_p2p, requests with heads (FI_MATCHBOX_NET_RTS_HEAD=65536), 2 hosts x 2" mpi 2 t_p2p \
+		FI_MATCHBOX_NET_RTS_HEAD=65536
 	check "MPI t_p2p by clear-to-send (both classes), idle teardown every 20 ms" mpi 2 t_p2p \
 		FI_MATCHBOX_CONN_IDLE_MS=20 FI_MATCHBOX_CONN_THRESHOLD=2 FI_MATCHBOX_NET_RMA=0
 	check "MPI t_p2p over tcp;ofi_rxm (the bed without matchbox; host engine)" mpi 2 t_p2p \
@@ -369,7 +374,7 @@ pingpong_counts() { # pattern, sizes, iterations, env assignments...
 }
 
 by_read() { # mode, env assignments...
-	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, [1-9][0-9]* sent with their head; 0 low-priority' \
+	pingpong_counts ' [1-9][0-9]* large messages pulled by fi_read in [0-9]+ reads, 0 sent with their head; 0 low-priority' \
 		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
 }
 
@@ -433,8 +438,8 @@ stream_lossless() {
 # messages the receiver pulled (one a window of 64, give or take).
 stream_heads() {
 	local out heads pulled
-	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox "$ftx/ftx_bw" -S 262144 \
-		-T 0.1 2>&1) || { echo "$out"; return 1; }
+	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox FI_MATCHBOX_NET_RTS_HEAD=65536 \
+		"$ftx/ftx_bw" -S 262144 -T 0.1 2>&1) || { echo "$out"; return 1; }
 	echo "$out" | grep -oE "net: .*"
 	pulled=$(echo "$out" | grep -oE '[0-9]+ large messages pulled' | awk '$1 > m { m = $1 } END { print m + 0 }')
 	heads=$(echo "$out" | grep -oE '[0-9]+ sent with their head' | awk '$1 > m { m = $1 } END { print m + 0 }')

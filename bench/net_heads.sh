@@ -9,7 +9,8 @@
 # the hosts with it, where by default they run cubic). Prints the median
 # one-way us per size and the ratio heads/none (below 1.0 the heads are
 # faster).
-# usage: bench/net_heads.sh [BUILD_DIR] [ROUNDS] [SIZES] [ITERS]   (root)
+# usage: [OUT=net_heads] bench/net_heads.sh [BUILD_DIR] [ROUNDS] [SIZES] [ITERS]   (root)
+# (writes bench/results/OUT.txt)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-build}" && pwd)
@@ -40,4 +41,4 @@ done > "$tmp/raw"
 			printf "%10s %10s %10s %12s\n", s[i], x, z, (z + 0 > 0 ? sprintf("%.2f", x / z) : "-")
 		}
 	}' "$tmp/raw"
-} | tee "$here/results/net_heads.txt"
+} | tee "$here/results/${OUT:-net_heads}.txt"

@@ -378,6 +378,13 @@ by_read() { # mode, env assignments...
 		100000,1048576,4194304 20 FI_MATCHBOX_CONN_MODE="$1" "${@:2}"
 }
 
+# The close statistics' reads by the core and their pieces, of the rank
+# that read most: "reads pieces".
+core_reads() { # provider output
+	grep -oE '\([0-9]+ reads in [0-9]+ pieces\)' <<<"$1" |
+		awk '{ gsub(/\(/, "") } $1 > r { r = $1; p = $4 } END { print r + 0, p + 0 }'
+}
+
 # fi_read by the core: one alone on its connection goes whole up to
 # FI_MATCHBOX_NET_RMA_ALONE, others in pieces (ftx_rmabench reads one at a
 # time, then in windows of 64); with the parameter 0 every read in pieces.
@@ -387,8 +394,7 @@ rma_pieces() { # alone|pieces
 	out=$(env FTX_HOSTS=2 FI_LOG_LEVEL=info FI_LOG_PROV=matchbox FI_MATCHBOX_NET_RMA_CHUNK=131072 \
 		$([ "$1" = pieces ] && echo FI_MATCHBOX_NET_RMA_ALONE=0) "$ftx/ftx_rmabench" \
 		-S 262144 -I 20 -T 0.01 2>&1) || { echo "$out"; return 1; }
-	read -r reads pieces < <(echo "$out" | grep -oE '\([0-9]+ reads in [0-9]+ pieces\)' |
-		awk '{ gsub(/\(/, "") } $1 > r { r = $1; p = $4 } END { print r + 0, p + 0 }')
+	read -r reads pieces < <(core_reads "$out")
 	echo "reads $reads, pieces $pieces"
 	[ "$reads" -ge 20 ] || return 1
 	if [ "$1" = pieces ]; then
@@ -425,8 +431,7 @@ stream_lossless() {
 	d1=$(rcvbuf_drops)
 	grep -E "^t_stream: " <<<"$out"
 	r=$(grep -oE '[0-9]+ retransmits' <<<"$out" | awk '$1 > m { m = $1 } END { print m + 0 }')
-	read -r reads pieces < <(grep -oE '\([0-9]+ reads in [0-9]+ pieces\)' <<<"$out" |
-		awk '{ gsub(/\(/, "") } $1 > r { r = $1; p = $4 } END { print r + 0, p + 0 }')
+	read -r reads pieces < <(core_reads "$out")
 	echo "datagrams dropped $((d1 - d0)), most retransmissions of a rank $r, reads $reads in $pieces pieces"
 	[ "$d1" = "$d0" ] && [ "$r" -lt 16 ] && [ "$reads" -ge 128 ] || return 1
 	[ "$(ip netns exec mbx-h0 sysctl -n net.ipv4.tcp_congestion_control)" != cubic ] ||
@@ -789,7 +794,7 @@ openmpi_hosts4() {
 		-x FI_PROVIDER_PATH="$build/prov/matchbox"
 }
 
-export -f slurm_hosts check mpi tagged_pushes chunk_by_cc rcvbuf_drops stream_lossless rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
+export -f slurm_hosts check mpi tagged_pushes chunk_by_cc core_reads rcvbuf_drops stream_lossless rails host_rails net_rails prov_rails auto_rails two_rails cs_hosts client_server conn conn16 dgram_default conn_budget loss pingpong_counts by_read stream_heads rma_pieces by_cts small_dgram ring_counts quick_acks mismatch two_hosts four_hosts ftis_starved idle_and_loss link_down sanitized ompi ompi_cm ompi_osc openmpi_hosts \
 	openmpi_hosts4
 export ftx mpirun mt modes pass fail here build ompibin ftisbin slurm_progs
 

@@ -9,6 +9,9 @@
 # With NC_HOSTS=2 (root, after tests/netns/cluster.sh up 2) the two ranks
 # are on two namespace hosts, our configurations only, and it writes
 # bench/results/noncontig_across.txt.
+# With NC_SHAPE=contig, rank 0 sends the same bytes contiguous into rank 1's
+# vector, and tagged-whole is MATCHBOX_MPI_TAGGED_WHOLE=0 (such a message
+# in one piece); the results file's name gains _contig.
 # usage: bench/noncontig.sh [BUILD_DIR] [ROUNDS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,23 +35,31 @@ if [ "$hosts" = 2 ]; then
 	have_ompi=0
 fi
 
+shape=${NC_SHAPE:-}
+whole=MATCHBOX_MPI_TAGGED_FRAG=0
+if [ "$shape" = contig ]; then
+	whole=MATCHBOX_MPI_TAGGED_WHOLE=0
+	result=${result%.txt}_contig.txt
+fi
+
 run() { # config MiB
 	case $1 in
-	host) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host "$tmp/nc.ours" "$2" ;;
+	host) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host "$tmp/nc.ours" "$2" 5 $shape ;;
 	host-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_FRAG=0 \
-		"$tmp/nc.ours" "$2" ;;
-	tagged) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" ;;
-	tagged-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged -x MATCHBOX_MPI_TAGGED_FRAG=0 \
-		"$tmp/nc.ours" "$2" ;;
+		"$tmp/nc.ours" "$2" 5 $shape ;;
+	tagged) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged "$tmp/nc.ours" "$2" 5 $shape ;;
+	tagged-whole) "${mpirun[@]}" -x MATCHBOX_MPI_ENGINE=tagged -x "$whole" \
+		"$tmp/nc.ours" "$2" 5 $shape ;;
 	ob1) timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 \
-		--mca pml ob1 "$tmp/nc.ompi" "$2" ;;
+		--mca pml ob1 "$tmp/nc.ompi" "$2" 5 $shape ;;
 	esac 2>/dev/null | grep MiB
 }
 
 configs="host host-whole tagged tagged-whole"
 [ $have_ompi = 1 ] && configs+=" ob1"
 {
-	echo "non-contiguous message (vector of 3 doubles every 5), 2 ranks on $where, $rounds rounds"
+	echo "non-contiguous message (vector of 3 doubles every 5$([ "$shape" = contig ] &&
+		echo ", sent as contiguous doubles")), 2 ranks on $where, $rounds rounds"
 	echo "config        MiB  MB/s   rise KiB (max over ranks)"
 	for r in $(seq "$rounds"); do
 		for mib in 1 16 64; do

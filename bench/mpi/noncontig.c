@@ -6,11 +6,14 @@
  * far each rank's peak resident memory rose above what its own buffers take
  * (ru_maxrss after they were touched, before the first message): a library
  * that stages the message through a whole packed copy shows that copy
- * there. usage: noncontig MIB [ITERS]. bench/noncontig.sh runs it.
+ * there. With "contig", rank 0 sends the same bytes as contiguous doubles
+ * (a packed column arriving into a strided field). usage: noncontig MIB
+ * [ITERS] [contig]. bench/noncontig.sh runs it.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static long maxrss_kb(void)
@@ -25,6 +28,7 @@ int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? (size_t)atol(argv[1]) : 64;
 	int iters = argc > 2 ? atoi(argv[2]) : 5, rank, blocks;
+	int contig = argc > 3 && !strcmp(argv[3], "contig");
 	double *buf, t0, dt;
 	long base, peak, rise, rise1;
 	MPI_Datatype vec;
@@ -44,7 +48,9 @@ int main(int argc, char **argv)
 			MPI_Barrier(MPI_COMM_WORLD);
 			t0 = MPI_Wtime();
 		}
-		if (rank == 0)
+		if (rank == 0 && contig)
+			MPI_Send(buf, 3 * blocks, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+		else if (rank == 0)
 			MPI_Send(buf, 1, vec, 1, 0, MPI_COMM_WORLD);
 		else if (rank == 1)
 			MPI_Recv(buf, 1, vec, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -482,6 +482,7 @@ struct mbmpi_req {
 	bool frag;           /* non-contiguous and not staged: cbuf is NULL (frag_min) */
 	bool tmp_is_bsend;
 	bool tmp_pooled;     /* tmp came from the small temporaries' pool */
+	bool tmp_mapped;     /* tmp is a mapping of clen bytes of its own */
 	bool listed;               /* on mbmpi.bsends or mbmpi.bflushes */
 	struct mbmpi_fop *claimed; /* Mrecv: the peek/claim context */
 	struct mbmpi_fop *main;    /* the receive itself, for MPI_Cancel */

@@ -1195,9 +1195,12 @@ static struct he_hdr he_data_hdr(const struct he_rdv *v, size_t off, size_t most
 			       .len = v->len - off < most ? v->len - off : most};
 }
 
-/* A non-contiguous message's next fragments, each packed into a buffer of
- * its own, up to HE_FRAG_DEPTH in flight; each one's completion sends the
- * next (he_op_done). */
+/* The next fragments a CTS asked for, up to HE_FRAG_DEPTH in flight; each
+ * one's completion sends the next (he_op_done). A non-contiguous message's
+ * are each packed into a buffer of their own; a contiguous one's go from
+ * where they lie. Sent all at once, a contiguous message of 24 MiB into a
+ * non-contiguous receive on one node had the receiving provider keep
+ * 13-28 MiB of fragments the engine had no buffer for yet. */
 static void he_frag_fill(struct he_rdv *v)
 {
 	struct mbmpi_req *r = v->req;
@@ -1212,9 +1215,17 @@ static void he_frag_fill(struct he_rdv *v)
 
 	while (v->next < v->len && v->pending <= HE_FRAG_DEPTH && !r->err) {
 		struct he_hdr d = he_data_hdr(v, v->next, most);
-		void *b = mbu_pool_get(&he.frags);
+		void *b;
 
-		if (!b) {
+		if (!r->frag) {
+			v->next += d.len;
+			if (he_frame(NULL, v->addr, &d, (char *)r->cbuf + d.off, d.len, v)) {
+				r->err = MPI_ERR_OTHER;
+				break;
+			}
+			continue;
+		}
+		if (!(b = mbu_pool_get(&he.frags))) {
 			r->err = MPI_ERR_NO_MEM;
 			break;
 		}
@@ -1241,16 +1252,7 @@ static void he_on_cts(const struct he_hdr *h)
 	r = v->req;
 	v->peer_id = h->rid;
 	v->pending++; /* held while posting */
-	if (r->frag)
-		he_frag_fill(v);
-	for (size_t off = 0; !r->frag && off < v->len; off += he.eager) {
-		struct he_hdr d = he_data_hdr(v, off, he.eager);
-
-		if (he_frame(NULL, v->addr, &d, (char *)r->cbuf + off, d.len, v)) {
-			r->err = MPI_ERR_OTHER;
-			break;
-		}
-	}
+	he_frag_fill(v);
 	if (--v->pending == 0) {
 		he_rdv_free(v);
 		he_req_put(r);
@@ -1796,7 +1798,7 @@ static void he_op_done(struct he_op *o, int err)
 		return;
 	}
 	he_op_free(o);
-	if (v && v->req->frag && !err) {
+	if (v && !err) {
 		v->pending++;
 		he_frag_fill(v);
 		v->pending--;

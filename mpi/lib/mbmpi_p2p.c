@@ -11,6 +11,7 @@
 #include "mbu_pool.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
 
 static struct mbu_pool mbmpi_req_pool, mbmpi_fop_pool;
 /* Temporaries of non-contiguous messages up to MBMPI_PACKED_MAX bytes; at
@@ -19,10 +20,18 @@ static struct mbu_pool mbmpi_req_pool, mbmpi_fop_pool;
 static struct mbu_pool mbmpi_tmp_pool;
 static bool mbmpi_pools_ready;
 
+/* A receive's temporary from this size up is a mapping of its own: a
+ * message that comes in pieces touches only its first piece's pages, which
+ * malloc would not promise (MALLOC_PERTURB_ fills the whole block, and a
+ * block from the heap may have been touched before). */
+#define MBMPI_TMP_MAP ((size_t)1 << 20)
+
 static void mbmpi_tmp_free(struct mbmpi_req *r)
 {
 	if (r->tmp_pooled)
 		mbu_pool_put(&mbmpi_tmp_pool, r->tmp);
+	else if (r->tmp_mapped)
+		munmap(r->tmp, r->clen);
 	else
 		free(r->tmp);
 }
@@ -308,8 +317,17 @@ static inline __attribute__((always_inline)) int mbmpi_stage(struct mbmpi_req *r
 		return MPI_SUCCESS;
 	}
 	r->tmp_pooled = bytes <= MBMPI_PACKED_MAX && (r->tmp = mbu_pool_get(&mbmpi_tmp_pool));
-	if (!r->tmp_pooled && !(r->tmp = malloc(bytes ? bytes : 1)))
+	r->tmp_mapped = false;
+	if (!send && bytes >= MBMPI_TMP_MAP) {
+		r->tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r->tmp == MAP_FAILED) {
+			r->tmp = NULL;
+			return MPI_ERR_NO_MEM;
+		}
+		r->tmp_mapped = true;
+	} else if (!r->tmp_pooled && !(r->tmp = malloc(bytes ? bytes : 1))) {
 		return MPI_ERR_NO_MEM;
+	}
 	r->tmp_valid = SIZE_MAX;
 	if (send)
 		mbmpi_pack(r->buf, (size_t)r->count, d, r->tmp);

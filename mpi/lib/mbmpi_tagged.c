@@ -48,13 +48,18 @@ struct te_stream {
 	bool pushed;                /* a pushed message's (te.pushing counts it) */
 	size_t next, end;           /* the next piece's offset; the message's bytes */
 	size_t chunk;
+	struct mbu_pool *bounces;   /* where a bounced piece's buffer comes from */
+	int depth;                  /* bounced pieces in flight at most */
+	size_t gate;                /* sender: pieces from here wait for the match (0: none) */
 	int inflight;               /* pieces posted and not yet complete */
 	struct mbmpi_dt_cursor cur;
 };
 
 /* Bounce-buffered pieces in flight per stream; 8 of 64 KiB moved a
- * non-contiguous message fastest over matchbox on one node. */
-enum { TE_STREAM_DEPTH = 8 };
+ * non-contiguous message fastest over matchbox on one node. A large
+ * contiguous message's pieces (te.big) go 4 at a time into a non-contiguous
+ * receive, which so holds at most 4 MiB of them besides its first piece. */
+enum { TE_STREAM_DEPTH = 8, TE_BIG_DEPTH = 4 };
 
 static struct {
 	struct mbmpi_fab x;
@@ -73,6 +78,13 @@ static struct {
 	int pushing;               /* pushed messages whose pieces are not all done */
 	unsigned long pushed;      /* messages this rank pushed (MATCHBOX_MPI_VERBOSE=2) */
 	struct mbu_pool bounces;   /* the pieces' buffers, frag bytes each */
+	/* A contiguous message above `whole` bytes (0: none) goes in pieces of
+	 * `big` bytes, so that a non-contiguous receive can take it through
+	 * big_bounces (created at their first use) instead of a temporary as
+	 * large as the message. */
+	size_t whole, big;
+	unsigned big_shift;
+	struct mbu_pool big_bounces;
 	/* matchbox's fi_trecv that completes a receive meeting a waiting
 	 * message inside the call (fi_ext_matchbox.h), and where it puts
 	 * that completion: no CQ entry written and read for it */
@@ -147,6 +159,19 @@ static int te_init(void)
 		mbmpi.frag_recv = false;
 	}
 
+	/* Pieces of 1 MiB cost a contiguous 16-64 MiB message within the
+	 * noise of this machine on one node (10.0-10.5 against 10.1-10.7
+	 * GB/s); pieces of 64 KiB cost it a quarter. Receivers take what comes,
+	 * so ranks need not agree on these. */
+	limit = (size_t)mbmpi_env_long("MATCHBOX_MPI_TAGGED_WHOLE", 4 << 20);
+	if (limit && te.cq_data64) {
+		te.big_shift = te.chunk_shift < 20 ? te.chunk_shift : 20;
+		te.big = (size_t)1 << te.big_shift;
+		te.whole = limit > te.big ? limit : te.big;
+		if (mbu_pool_init(&te.big_bounces, te.big, 1, 0))
+			return MPI_ERR_NO_MEM;
+	}
+
 	/* Between nodes matchbox sends a message of up to FI_MATCHBOX_NET_EAGER
 	 * bytes (64 KiB) in one trip and a larger one by rendezvous: its
 	 * request, the receiver's read request, then the data, each a trip
@@ -197,6 +222,7 @@ static void te_fini(void)
 	while ((it = mbu_dlist_pop(&te.streams)))
 		free(mbu_container_of(it, struct te_stream, link));
 	mbu_pool_fini(&te.bounces);
+	mbu_pool_fini(&te.big_bounces);
 	mbmpi.frag_min = 0;
 	mbmpi.inject_max = 0;
 	mbmpi.waiting = NULL; /* it points into the endpoint */
@@ -411,6 +437,8 @@ static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool boun
 	s->next = next;
 	s->end = end;
 	s->chunk = chunk;
+	s->bounces = chunk <= te.frag ? &te.bounces : &te.big_bounces;
+	s->depth = chunk <= te.frag ? TE_STREAM_DEPTH : TE_BIG_DEPTH;
 	s->waiting = te_stream_blocked(recv, addr, tag);
 	r->eng = s;
 	r->outstanding++;
@@ -446,7 +474,8 @@ static void te_stream_pump(struct te_stream *s)
 
 	if (s->waiting)
 		return;
-	while (s->next < s->end && (!s->bounce || s->inflight < TE_STREAM_DEPTH)) {
+	while (s->next < s->end && (!s->gate || s->next < s->gate) &&
+	       (!s->bounce || s->inflight < s->depth)) {
 		size_t off = s->next, len = s->end - off < s->chunk ? s->end - off : s->chunk;
 		struct mbmpi_fop *f = te_fop(NULL, s->recv ? MBMPI_FOP_PIECE_RECV :
 						  MBMPI_FOP_PIECE_SEND);
@@ -467,7 +496,7 @@ static void te_stream_pump(struct te_stream *s)
 			 * provider may never complete a rendezvous it truncated
 			 * (tcp;ofi_rxm); what the buffer has no room for is not
 			 * unpacked. */
-			if (!(f->bounce = mbu_pool_get(&te.bounces)))
+			if (!(f->bounce = mbu_pool_get(s->bounces)))
 				ret = MPI_ERR_NO_MEM;
 			f->buf = f->bounce;
 			f->len = len;
@@ -481,7 +510,7 @@ static void te_stream_pump(struct te_stream *s)
 		} else {
 			f->data = (uint32_t)r->comm->rank;
 			f->len = len;
-			if (s->bounce && !(f->bounce = mbu_pool_get(&te.bounces)))
+			if (s->bounce && !(f->bounce = mbu_pool_get(s->bounces)))
 				ret = MPI_ERR_NO_MEM;
 			else if (s->bounce)
 				mbmpi_dt_part(&s->cur, r->buf, (size_t)r->count, r->dt, off, f->bounce,
@@ -507,7 +536,7 @@ static void te_stream_pump(struct te_stream *s)
 				s->next = s->end;
 				s->inflight--;
 				if (f->bounce)
-					mbu_pool_put(&te.bounces, f->bounce);
+					mbu_pool_put(s->bounces, f->bounce);
 				mbmpi_fop_free(f);
 			}
 			continue;
@@ -526,6 +555,18 @@ static void te_stream_pump(struct te_stream *s)
 	free(s);
 	if (--r->outstanding == 0)
 		mbmpi_req_done(r);
+}
+
+/* The receiver matched the message of a gated stream (err: or it never
+ * will): the rest of its pieces may go. */
+static void te_stream_ungate(struct te_stream *s, int err)
+{
+	if (!s->gate)
+		return;
+	s->gate = 0;
+	if (err)
+		s->next = s->end;
+	te_stream_pump(s);
 }
 
 /* A piece done (e NULL: refused, err set): unpack what it brought, give its
@@ -548,7 +589,7 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 			      false);
 	}
 	if (f->bounce)
-		mbu_pool_put(&te.bounces, f->bounce);
+		mbu_pool_put(s->bounces, f->bounce);
 	mbmpi_fop_free(f);
 	s->inflight--;
 	te_stream_pump(s);
@@ -580,8 +621,16 @@ static int te_send(struct mbmpi_req *r)
 	struct mbmpi_fop *f;
 	int ret;
 
+	/* A non-contiguous message's pieces are eager sends, complete once the
+	 * receiving provider holds them: with no receive posted yet, a 24 MiB
+	 * message piled up there whole. So past its first window a stream
+	 * waits for the receiver to match the message, which the
+	 * acknowledgement of a synchronous send says, as OB1's rendezvous
+	 * waits for its ACK. Larger contiguous pieces are rendezvous already. */
+	bool gated = r->frag && ((len - 1) >> te.frag_shift) > TE_STREAM_DEPTH;
+
 	r->outstanding++; /* held until every piece is posted */
-	if (r->mode == MBMPI_SYNC) {
+	if (r->mode == MBMPI_SYNC || gated) {
 		f = te_fop(r, MBMPI_FOP_ACK_RECV);
 		if (!f)
 			goto nomem;
@@ -593,14 +642,16 @@ static int te_send(struct mbmpi_req *r)
 			goto fail;
 		tag |= MBMPI_FLAG_SYNC;
 	}
-	bool push = !r->frag && len <= mbmpi.max_msg && te_push_to(c, r);
+	bool big = !r->frag && te.whole && len > te.whole;
+	bool push = !r->frag && !big && len <= mbmpi.max_msg && te_push_to(c, r);
 
-	if (r->frag || len > mbmpi.max_msg || push) {
+	if (r->frag || big || len > mbmpi.max_msg || push) {
 		/* A non-contiguous message goes in pieces of te.frag bytes,
-		 * each packed as it goes; a contiguous one above the limit in
-		 * chunks, and a pushed one in one-trip pieces, all posted at
-		 * once. */
+		 * each packed as it goes; a contiguous one above te.whole in
+		 * pieces of te.big, one above the provider's limit in chunks,
+		 * and a pushed one in one-trip pieces, all posted at once. */
 		unsigned shift = r->frag ? te.frag_shift
+				 : big ? te.big_shift
 				 : len > mbmpi.max_msg ? te.chunk_shift : te.push_shift;
 		uint64_t ctag = mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->tag);
 
@@ -628,6 +679,8 @@ static int te_send(struct mbmpi_req *r)
 		if (nfollow &&
 		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk)))
 			goto nomem;
+		if (stream && gated)
+			stream->gate = first + (size_t)TE_STREAM_DEPTH * chunk;
 		if (stream && push) {
 			stream->pushed = true;
 			te.pushing++;
@@ -638,7 +691,7 @@ static int te_send(struct mbmpi_req *r)
 		/* The first piece is the stream's too: packed into a bounce
 		 * buffer, and its completion posts the next. */
 		f = te_fop(NULL, MBMPI_FOP_PIECE_SEND);
-		if (f && !(f->bounce = mbu_pool_get(&te.bounces))) {
+		if (f && !(f->bounce = mbu_pool_get(stream->bounces))) {
 			mbmpi_fop_free(f);
 			f = NULL;
 		}
@@ -873,7 +926,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		/* Into a non-contiguous receive, pieces no larger than a bounce
 		 * buffer are unpacked as they land (its temporary keeps the first
 		 * piece alone); into anything else they go straight, all at once. */
-		bool bounce = te.frag && chunk <= te.frag && r->tmp;
+		bool bounce = r->tmp && ((te.frag && chunk <= te.frag) || (te.big && chunk <= te.big));
 		struct te_stream *s;
 
 		if (total > first) {
@@ -923,6 +976,8 @@ static void te_complete(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e,
 	case MBMPI_FOP_ACK_RECV:
 		if (err == FI_ECANCELED)
 			break;
+		if (f->req && f->req->eng)
+			te_stream_ungate(f->req->eng, err);
 		/* fallthrough */
 	default:
 		if (err && f->req)

@@ -29,6 +29,11 @@
 #   hchunk128 the host engine with its reads in pieces of 128 KiB;
 #   hpush3  the host engine pushing messages of up to 3 frames
 #           (MATCHBOX_MPI_HOST_PUSH_FRAMES=3, against 2);
+#   alone16m, halone16m  the tagged and the host engine with a message
+#           read alone taken in one read up to 16 MiB
+#           (FI_MATCHBOX_NET_RMA_ALONE=16777216);
+#   alone256k, halone256k  the same up to 256 KiB (the default before
+#           session 51);
 #   ob1     Open MPI.
 #   lat  one-way us of a ping-pong (lower is better);
 #   bw   GB/s of a stream of windows of 64 messages (higher is better).
@@ -56,7 +61,8 @@ fi
 once() { # config what bytes -> the figure
 	local xs=()
 	case $1 in
-	ring | send | lone | nohead | head | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3)
+	ring | send | lone | nohead | head | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3 | \
+		alone16m | halone16m | alone256k | halone256k)
 		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
 		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
 		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
@@ -68,6 +74,12 @@ once() { # config what bytes -> the figure
 		[ "$1" = chunk128 ] && xs=(-x FI_MATCHBOX_NET_RMA_CHUNK=131072)
 		[ "$1" = hchunk128 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_CHUNK=131072)
 		[ "$1" = hpush3 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_PUSH_FRAMES=3)
+		case $1 in
+		alone16m) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
+		halone16m) xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
+		alone256k) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
+		halone256k) xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
+		esac
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
 			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;

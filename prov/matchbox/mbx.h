@@ -63,8 +63,10 @@ enum mbx_large_proto { MBX_LARGE_AUTO, MBX_LARGE_CMA, MBX_LARGE_COPY, MBX_LARGE_
 enum mbx_rma_cma { MBX_RMA_CMA_NEVER, MBX_RMA_CMA_AUTO, MBX_RMA_CMA_ALWAYS };
 enum mbx_conn_mode { MBX_CONN_STATIC, MBX_CONN_ONDEMAND, MBX_CONN_ADAPTIVE, MBX_CONN_PARTIAL };
 
-/* FI_MATCHBOX_NET_RTS_HEAD left unset: the net wire chooses by its core. */
+/* FI_MATCHBOX_NET_RTS_HEAD and FI_MATCHBOX_NET_RMA_ALONE left unset: the
+ * net wire chooses by its core. */
 #define MBX_RTS_HEAD_AUTO ((size_t)-1)
+#define MBX_RMA_ALONE_AUTO ((size_t)-1)
 
 struct mbx_params {
 	size_t eager_limit;
@@ -109,6 +111,7 @@ struct mbx_params {
 	bool net_rma;
 	size_t net_rma_chunk;
 	size_t net_rma_alone;	/* a message read alone: its rest in one read up to this */
+				/* (MBX_RMA_ALONE_AUTO: by the core) */
 	size_t net_rts_head;	/* 0: an RTS to another host carries no head; */
 				/* MBX_RTS_HEAD_AUTO: by the core (mbx_net.c) */
 	size_t net_rma_core_max;

@@ -48,7 +48,7 @@ struct mbx_params mbx_param = {
 	.net_rma = true,
 	.net_small_dgram = true,
 	.net_rma_chunk = 0, /* chosen per core (mbx_net.c) */
-	.net_rma_alone = 256 * 1024,
+	.net_rma_alone = MBX_RMA_ALONE_AUTO,
 	.net_rts_head = MBX_RTS_HEAD_AUTO,
 	.net_rma_core_max = SIZE_MAX,
 	.mr_cache_max_count = 1024,
@@ -130,8 +130,7 @@ static void net_params(void)
 	fi_param_define(&mbx_prov, "net_rma_chunk", FI_PARAM_SIZE_T,
 			"Bytes per fi_read of a large message or piece of an RMA operation to another host; up to 8 times this are in flight per connection (default 0: 1 MiB over tcp unless its congestion control is bbr, else 128 KiB)");
 	fi_param_define(&mbx_prov, "net_rma_alone", FI_PARAM_SIZE_T,
-			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: %zu)",
-			mbx_param.net_rma_alone);
+			"A large message from another host read while no other from that peer is: what is left of it goes in one fi_read once it is no more than this many bytes; 0: always pieces of net_rma_chunk (default: 16 MiB over tcp unless its congestion control is bbr, else 256 KiB)");
 	fi_param_define(&mbx_prov, "net_rts_head", FI_PARAM_SIZE_T,
 			"A large message to another host offered for fi_read carries up to this many of its first bytes in its request, at most an eager frame's worth and never more than is left to read after them; the receiver reads the rest; 0: the request carries none (default: none over tcp, 65536 over other cores)");
 	fi_param_define(&mbx_prov, "net_rma_core_max", FI_PARAM_SIZE_T,
@@ -248,7 +247,10 @@ static void get_size(const char *name, size_t *v, size_t lo, size_t hi)
 	size_t x;
 
 	if (fi_param_get_size_t(&mbx_prov, name, &x) == FI_SUCCESS) {
-		if (x < lo || x > hi)
+		if ((x < lo || x > hi) && *v == (size_t)-1)
+			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_%s=%zu out of range [%zu, %zu], keeping "
+				 "the default\n", name, x, lo, hi);
+		else if (x < lo || x > hi)
 			MBX_WARN(FI_LOG_CORE, "FI_MATCHBOX_%s=%zu out of range [%zu, %zu], keeping %zu\n",
 				 name, x, lo, hi, *v);
 		else

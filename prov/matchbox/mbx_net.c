@@ -314,6 +314,7 @@ struct mbx_net {
 	 * operation by the core (FI_MATCHBOX_NET_RMA_CHUNK, or chosen by the
 	 * core and its congestion control at start: see there). */
 	size_t rma_chunk, uop_chunk;
+	size_t rma_alone;	/* a message read alone: its rest in one read up to this */
 	size_t rts_head;		/* FI_MATCHBOX_NET_RTS_HEAD, or chosen with them */
 	uint32_t nrdone;
 	struct {
@@ -2624,11 +2625,11 @@ static fi_addr_t rail_addr(struct mbx_net *n, struct mbx_npeer *np, unsigned r)
 }
 
 /* The next read's size: a piece, or all that is left of a read alone on
- * its connection once that is no more than FI_MATCHBOX_NET_RMA_ALONE (see
+ * its connection once that is no more than n->rma_alone (see
  * mbx_net_read). */
-static size_t rd_piece(size_t left, size_t piece, bool alone)
+static size_t rd_piece(const struct mbx_net *n, size_t left, size_t piece, bool alone)
 {
-	return alone && left > piece && left <= mbx_param.net_rma_alone ? left : piece;
+	return alone && left > piece && left <= n->rma_alone ? left : piece;
 }
 
 int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
@@ -2687,7 +2688,7 @@ int mbx_net_read(struct mbx_ep *ep, struct mbx_peer *p, struct mbx_rx *rx)
 		if (r < 0)
 			break;
 		k = core_piece(n, rx->iov, rx->iov_cnt, rx->rd_next, &len, liov,
-			       rd_piece(len, piece, alone));
+			       rd_piece(n, len, piece, alone));
 		if (!k)
 			return rx->rd_pending ? 0 : -FI_EOPNOTSUPP;
 		b = nb_get(n, POOL_TINY, NB_READ);
@@ -2925,7 +2926,7 @@ static int uop_post(struct mbx_net *n, struct mbx_conn *c, struct uop *u)
 	 * read alone on its connection takes what is left at once, as a
 	 * large message's read does (mbx_net_read). */
 	k = core_piece(n, u->iov, u->cnt, u->next, &len, liov,
-		       rd_piece(len, n->uop_chunk,
+		       rd_piece(n, len, n->uop_chunk,
 				!u->write && u->np && u->np->core_ops == 1));
 	if (!k)
 		return -FI_EINVAL;
@@ -3755,17 +3756,24 @@ int mbx_net_open(struct mbx_ep *ep)
 	 * 4 MiB messages read by them (our MPI's host engine) moved 4.7-5.5
 	 * GB/s in 1 MiB pieces against 3.3-3.4 in 128 KiB ones, once
 	 * datagrams were no longer dropped (read_cqs_held). */
-	n->rma_chunk = n->uop_chunk = mbx_param.net_rma_chunk;
-	if (!n->rma_chunk) {
-		char cc[32] = "";
+	char cc[32] = "";
+	bool big_reads = n->core_tcp && (mbu_tcp_cc(cc, sizeof(cc)) || strcmp(cc, "bbr"));
 
-		n->rma_chunk = n->uop_chunk =
-			n->core_tcp && (mbu_tcp_cc(cc, sizeof(cc)) || strcmp(cc, "bbr"))
-				? (size_t)1 << 20 : (size_t)128 << 10;
-		MBX_INFO(FI_LOG_EP_CTRL, "net: fi_read in pieces of %zu bytes (core %s, congestion "
-			 "control %s)\n", n->rma_chunk, n->minfo ? n->minfo->fabric_attr->prov_name
-			 : "none", cc[0] ? cc : "unknown");
-	}
+	n->rma_chunk = n->uop_chunk = mbx_param.net_rma_chunk;
+	if (!n->rma_chunk)
+		n->rma_chunk = n->uop_chunk = big_reads ? (size_t)1 << 20 : (size_t)128 << 10;
+	/* A message read alone (a ping-pong's) in one read: over tcp on cubic,
+	 * two namespace hosts, medians of 5 interleaved rounds, the host
+	 * engine's one-way 2/4/8/16 MiB took 319/747/1920/3226 us whole
+	 * against 396/855/2011/4031 in 1 MiB pieces (OB1 329/737/1694/3178),
+	 * the tagged engine's 4 MiB 629 against 890; streams, whose reads are
+	 * not alone, within the noise (bench/results/net_alone.txt). Under
+	 * bbr, where pieces are small, 256 KiB as measured in session 48. */
+	n->rma_alone = mbx_param.net_rma_alone != MBX_RMA_ALONE_AUTO ? mbx_param.net_rma_alone
+		       : big_reads ? (size_t)16 << 20 : (size_t)256 << 10;
+	MBX_INFO(FI_LOG_EP_CTRL, "net: fi_read in pieces of %zu bytes, alone up to %zu (core %s, "
+		 "congestion control %s)\n", n->rma_chunk, n->rma_alone,
+		 n->minfo ? n->minfo->fabric_attr->prov_name : "none", cc[0] ? cc : "unknown");
 	/* A request's head saves a large message a trip where a trip costs
 	 * more than a copy of 64 KiB on each side. Over tcp it did not: two
 	 * namespace hosts on cubic, our MPI's ping-pong in the faster CPU

@@ -46,7 +46,9 @@
 	X("MATCHBOX_MPI_TAGGED_FRAG", "65536",                                                  \
 	  "tagged engine: a non-contiguous message larger than this goes in pieces of this many bytes (a power of two), each packed and unpacked as it goes, 8 in flight (0: packed whole)") \
 	X("MATCHBOX_MPI_TAGGED_WHOLE", "4194304",                                               \
-	  "tagged engine: a contiguous message larger than this goes in pieces of 1 MiB, which a non-contiguous receive unpacks as they land, 4 in flight (0: whole)") \
+	  "tagged engine: a contiguous message to a rank on the same node larger than this goes in pieces of 1 MiB, which a non-contiguous receive unpacks as they land, 4 in flight (0: whole)") \
+	X("MATCHBOX_MPI_TAGGED_WHOLE_NET", "16777216",                                          \
+	  "tagged engine: the same for a rank on another node (0: whole)") \
 	X("MATCHBOX_MPI_YIELD", "auto",                                                         \
 	  "give the core away in blocking waits: 1, 0, or auto (when ranks on the node outnumber its cores)") \
 	X("MATCHBOX_MPI_SPIN", "64",                                                            \

@@ -78,11 +78,11 @@ static struct {
 	int pushing;               /* pushed messages whose pieces are not all done */
 	unsigned long pushed;      /* messages this rank pushed (MATCHBOX_MPI_VERBOSE=2) */
 	struct mbu_pool bounces;   /* the pieces' buffers, frag bytes each */
-	/* A contiguous message above `whole` bytes (0: none) goes in pieces of
-	 * `big` bytes, so that a non-contiguous receive can take it through
-	 * big_bounces (created at their first use) instead of a temporary as
-	 * large as the message. */
-	size_t whole, big;
+	/* A contiguous message above `whole` bytes (to a rank on another node:
+	 * `whole_net`; 0: none) goes in pieces of `big` bytes, so that a
+	 * non-contiguous receive can take it through big_bounces (created at
+	 * their first use) instead of a temporary as large as the message. */
+	size_t whole, whole_net, big;
 	unsigned big_shift;
 	struct mbu_pool big_bounces;
 	/* matchbox's fi_trecv that completes a receive meeting a waiting
@@ -159,15 +159,22 @@ static int te_init(void)
 		mbmpi.frag_recv = false;
 	}
 
-	/* Pieces of 1 MiB cost a contiguous 16-64 MiB message within the
-	 * noise of this machine on one node (10.0-10.5 against 10.1-10.7
-	 * GB/s); pieces of 64 KiB cost it a quarter. Receivers take what comes,
-	 * so ranks need not agree on these. */
+	/* On one node pieces of 1 MiB moved a contiguous 8 MiB message as
+	 * fast as one piece and 64 MiB 7% slower in the faster CPU placement,
+	 * 2x faster in the slower; pieces of 64 KiB cost a quarter. To another
+	 * node matchbox reads a message alone in one read up to 16 MiB, where
+	 * pieces are read side by side in 1 MiB reads: a 16 MiB ping-pong took
+	 * 4284 us one-way in pieces against 3226 read whole (two namespace
+	 * hosts), so the limit there is 16 MiB. Receivers take what comes, so
+	 * ranks need not agree on these. */
 	limit = (size_t)mbmpi_env_long("MATCHBOX_MPI_TAGGED_WHOLE", 4 << 20);
-	if (limit && te.cq_data64) {
+	size_t limit_net = (size_t)mbmpi_env_long("MATCHBOX_MPI_TAGGED_WHOLE_NET", 16 << 20);
+
+	if ((limit || limit_net) && te.cq_data64) {
 		te.big_shift = te.chunk_shift < 20 ? te.chunk_shift : 20;
 		te.big = (size_t)1 << te.big_shift;
-		te.whole = limit > te.big ? limit : te.big;
+		te.whole = !limit ? 0 : limit > te.big ? limit : te.big;
+		te.whole_net = !limit_net ? 0 : limit_net > te.big ? limit_net : te.big;
 		if (mbu_pool_init(&te.big_bounces, te.big, 1, 0))
 			return MPI_ERR_NO_MEM;
 	}
@@ -642,12 +649,14 @@ static int te_send(struct mbmpi_req *r)
 			goto fail;
 		tag |= MBMPI_FLAG_SYNC;
 	}
-	bool big = !r->frag && te.whole && len > te.whole;
+	size_t whole = mbmpi.remote && mbmpi.remote[mbmpi_world_of(c, r->peer)] ? te.whole_net
+										   : te.whole;
+	bool big = !r->frag && whole && len > whole;
 	bool push = !r->frag && !big && len <= mbmpi.max_msg && te_push_to(c, r);
 
 	if (r->frag || big || len > mbmpi.max_msg || push) {
 		/* A non-contiguous message goes in pieces of te.frag bytes,
-		 * each packed as it goes; a contiguous one above te.whole in
+		 * each packed as it goes; a contiguous one above `whole` in
 		 * pieces of te.big, one above the provider's limit in chunks,
 		 * and a pushed one in one-trip pieces, all posted at once. */
 		unsigned shift = r->frag ? te.frag_shift

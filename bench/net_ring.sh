@@ -54,40 +54,44 @@ acks=${ACKS:-delayed quick}
 out=${OUT:-net_ring}
 . "$here/netns_pair.sh"
 netns_pair netring
-read -r -a configs <<<"${CONFIGS:-ring send lone}"
+read -r -a asked <<<"${CONFIGS:-ring send lone}"
+configs=()
+for c in "${asked[@]}"; do # ob1 comes once, below, when Open MPI is there
+	[ "$c" = ob1 ] || configs+=("$c")
+done
 if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 "$here/mpi/mbench.c" -o "$tmp/mb.ompi"; then
 	configs+=(ob1)
 fi
 once() { # config what bytes -> the figure
-	local xs=()
+	local xs=() h=(-x MATCHBOX_MPI_ENGINE=host)
 	case $1 in
-	ring | send | lone | nohead | head | pieces | host | hpieces | nopush | chunk128 | hchunk128 | hpush3 | \
-		alone16m | halone16m | alone256k | halone256k)
-		[ "$1" = send ] && xs=(-x FI_MATCHBOX_CONN_RING=0)
-		[ "$1" = lone ] && xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576)
-		[ "$1" = nohead ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0)
-		[ "$1" = head ] && xs=(-x FI_MATCHBOX_NET_RTS_HEAD=65536)
-		[ "$1" = pieces ] && xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0)
-		[ "$1" = host ] && xs=(-x MATCHBOX_MPI_ENGINE=host)
-		[ "$1" = hpieces ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=0)
-		[ "$1" = nopush ] && xs=(-x MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0)
-		[ "$1" = chunk128 ] && xs=(-x FI_MATCHBOX_NET_RMA_CHUNK=131072)
-		[ "$1" = hchunk128 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_CHUNK=131072)
-		[ "$1" = hpush3 ] && xs=(-x MATCHBOX_MPI_ENGINE=host -x MATCHBOX_MPI_HOST_PUSH_FRAMES=3)
-		case $1 in
-		alone16m) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
-		halone16m) xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
-		alone256k) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
-		halone256k) xs=(-x MATCHBOX_MPI_ENGINE=host -x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
-		esac
+	ring | ob1) ;;
+	send) xs=(-x FI_MATCHBOX_CONN_RING=0) ;;
+	lone) xs=(-x FI_MATCHBOX_CONN_RING_LONE=1048576) ;;
+	nohead) xs=(-x FI_MATCHBOX_NET_RTS_HEAD=0) ;;
+	head) xs=(-x FI_MATCHBOX_NET_RTS_HEAD=65536) ;;
+	pieces) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=0) ;;
+	host) xs=("${h[@]}") ;;
+	hpieces) xs=("${h[@]}" -x FI_MATCHBOX_NET_RMA_ALONE=0) ;;
+	nopush) xs=(-x MATCHBOX_MPI_TAGGED_PUSH_FRAMES=0) ;;
+	chunk128) xs=(-x FI_MATCHBOX_NET_RMA_CHUNK=131072) ;;
+	hchunk128) xs=("${h[@]}" -x FI_MATCHBOX_NET_RMA_CHUNK=131072) ;;
+	hpush3) xs=("${h[@]}" -x MATCHBOX_MPI_HOST_PUSH_FRAMES=3) ;;
+	alone16m) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
+	halone16m) xs=("${h[@]}" -x FI_MATCHBOX_NET_RMA_ALONE=16777216) ;;
+	alone256k) xs=(-x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
+	halone256k) xs=("${h[@]}" -x FI_MATCHBOX_NET_RMA_ALONE=262144) ;;
+	*) echo "unknown configuration $1" >&2; return ;;
+	esac
+	if [ "$1" = ob1 ]; then
+		ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
+			--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
+			"$tmp/mb.ompi" "$2" "$3" 300
+	else
 		ip netns exec mbx-h0 "$b/mpi/mpirun" -n 2 --ppn 1 \
 			--host-prefix "ip netns exec mbx-h%h" --pmix-if eth0 "${xs[@]}" \
-			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300 2>/dev/null ;;
-	ob1) ompi_netns 60 "$h0:1,$h1:1" 2 --mca pml ob1 --mca btl tcp,self \
-		--mca btl_tcp_if_include eth0 --mca btl_tcp_disable_family 6 \
-		"$tmp/mb.ompi" "$2" "$3" 300 2>/dev/null ;;
-	*) echo "unknown configuration $1" >&2 ;;
-	esac | awk -v w="$2" '$1 == w { print $3 }'
+			--timeout 60 "$tmp/mb.ours" "$2" "$3" 300
+	fi 2>/dev/null | awk -v w="$2" '$1 == w { print $3 }'
 }
 
 for ((r = 1; r <= rounds; r++)); do

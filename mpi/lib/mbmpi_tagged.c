@@ -29,7 +29,7 @@
  * non-contiguous send are packed one at a time into bounce buffers, and
  * those of a non-contiguous receive unpacked one at a time out of them, a
  * window at a time; others go straight from or to the user's contiguous
- * buffer, all posted at once. The provider matches pieces with the same
+ * buffer, a window at a time too (a pushed message's all at once). The provider matches pieces with the same
  * tag from one peer in order, so a message's pieces are all posted before the next
  * one's with that tag and peer: a stream born behind another (on its side,
  * peer and tag) waits until that one has posted its last piece and tells
@@ -55,10 +55,14 @@ struct te_stream {
 	struct mbmpi_dt_cursor cur;
 };
 
-/* Bounce-buffered pieces in flight per stream; 8 of 64 KiB moved a
- * non-contiguous message fastest over matchbox on one node. A large
- * contiguous message's pieces (te.big) go 4 at a time into a non-contiguous
- * receive, which so holds at most 4 MiB of them besides its first piece. */
+/* Pieces in flight per stream; 8 of 64 KiB moved a non-contiguous message
+ * fastest over matchbox on one node. A large contiguous message's pieces
+ * (te.big) go 4 at a time, so a non-contiguous receive holds at most 4 MiB
+ * of them besides its first piece. Pieces straight from or to the user's
+ * buffer keep the same window: all at once, osu_bibw's 64 messages of 32
+ * MiB each way were 2048 operations a side, past the provider's 1024, and
+ * receives queued behind refused sends never matched the peer's. (A
+ * pushed message's few pieces all go at once.) */
 enum { TE_STREAM_DEPTH = 8, TE_BIG_DEPTH = 4 };
 
 static struct {
@@ -482,7 +486,7 @@ static void te_stream_pump(struct te_stream *s)
 	if (s->waiting)
 		return;
 	while (s->next < s->end && (!s->gate || s->next < s->gate) &&
-	       (!s->bounce || s->inflight < s->depth)) {
+	       (s->pushed || s->inflight < s->depth)) {
 		size_t off = s->next, len = s->end - off < s->chunk ? s->end - off : s->chunk;
 		struct mbmpi_fop *f = te_fop(NULL, s->recv ? MBMPI_FOP_PIECE_RECV :
 						  MBMPI_FOP_PIECE_SEND);
@@ -658,7 +662,8 @@ static int te_send(struct mbmpi_req *r)
 		/* A non-contiguous message goes in pieces of te.frag bytes,
 		 * each packed as it goes; a contiguous one above `whole` in
 		 * pieces of te.big, one above the provider's limit in chunks,
-		 * and a pushed one in one-trip pieces, all posted at once. */
+		 * a window at a time, and a pushed one in one-trip pieces, all
+		 * posted at once. */
 		unsigned shift = r->frag ? te.frag_shift
 				 : big ? te.big_shift
 				 : len > mbmpi.max_msg ? te.chunk_shift : te.push_shift;
@@ -934,7 +939,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 			r->err = MPI_ERR_TRUNCATE;
 		/* Into a non-contiguous receive, pieces no larger than a bounce
 		 * buffer are unpacked as they land (its temporary keeps the first
-		 * piece alone); into anything else they go straight, all at once. */
+		 * piece alone); into anything else they go straight. */
 		bool bounce = r->tmp && ((te.frag && chunk <= te.frag) || (te.big && chunk <= te.big));
 		struct te_stream *s;
 

@@ -10,8 +10,10 @@
  * at a time (struct te_stream). So does a contiguous message to another
  * node a little past the provider's one-trip limit: a few pieces back to
  * back instead of the provider's rendezvous (te_push_to). Operations the
- * provider refuses with -FI_EAGAIN wait, in posting order, on one retry
- * queue.
+ * provider refuses with -FI_EAGAIN wait, in posting order, on one of two
+ * retry queues: sends (and what else takes the provider's transmit
+ * resources) on one, receives on the other, so that receives are posted
+ * while sends wait for room, and the peer's sends they match can finish.
  */
 #include "mbmpi.h"
 #include "mbu_pool.h"
@@ -65,12 +67,20 @@ struct te_stream {
  * pushed message's few pieces all go at once.) */
 enum { TE_STREAM_DEPTH = 8, TE_BIG_DEPTH = 4 };
 
+enum { TE_SENDQ, TE_RECVQ };
+
 static struct {
 	struct mbmpi_fab x;
 	size_t inject;
 	unsigned chunk_shift;      /* pieces of a chunked message are 2^shift bytes */
 	bool cq_data64;
-	struct mbu_dlist retry;    /* fops the provider refused with EAGAIN */
+	/* Fops the provider refused with EAGAIN, in posting order: sends
+	 * (TE_SENDQ) and receives (TE_RECVQ) apart. MPI orders sends among
+	 * sends and receives among receives, never one against the other;
+	 * a receive queued behind sends refused for want of transmit entries
+	 * could wait for ever, each side's sends held by the rendezvous the
+	 * other side's unposted receives never match. */
+	struct mbu_dlist retry[2];
 	struct mbu_dlist streams;
 	size_t frag;               /* a streamed piece's bytes (a power of two); 0: off */
 	unsigned frag_shift;
@@ -101,6 +111,20 @@ static struct {
 			      struct fi_cq_tagged_entry *done);
 } te;
 
+/* The retry queue an operation waits on. */
+static inline struct mbu_dlist *te_queue(const struct mbmpi_fop *f)
+{
+	switch (f->type) {
+	case MBMPI_FOP_RECV:
+	case MBMPI_FOP_ACK_RECV:
+	case MBMPI_FOP_PIECE_RECV:
+	case MBMPI_FOP_PEEK:
+		return &te.retry[TE_RECVQ];
+	default:
+		return &te.retry[TE_SENDQ];
+	}
+}
+
 static int te_init(void)
 {
 	struct fi_info *hints;
@@ -108,7 +132,8 @@ static int te_init(void)
 	size_t max, limit;
 	int ret;
 
-	mbu_dlist_init(&te.retry);
+	mbu_dlist_init(&te.retry[TE_SENDQ]);
+	mbu_dlist_init(&te.retry[TE_RECVQ]);
 	mbu_dlist_init(&te.streams);
 	hints = mbmpi_fab_hints(prov, FI_TAGGED | FI_DIRECTED_RECV);
 	if (!hints)
@@ -228,8 +253,9 @@ static void te_fini(void)
 	if (mbmpi_env_long("MATCHBOX_MPI_VERBOSE", 0) > 1)
 		fprintf(stderr, "matchbox mpi: rank %d: tagged engine: %lu messages pushed to other "
 			"nodes in pieces\n", mbmpi.world_rank, te.pushed);
-	while ((it = mbu_dlist_pop(&te.retry)))
-		mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
+	for (int q = 0; q < 2; q++)
+		while ((it = mbu_dlist_pop(&te.retry[q])))
+			mbmpi_fop_free(mbu_container_of(it, struct mbmpi_fop, link));
 	while ((it = mbu_dlist_pop(&te.streams)))
 		free(mbu_container_of(it, struct te_stream, link));
 	mbu_pool_fini(&te.bounces);
@@ -338,13 +364,14 @@ static void te_failed(struct mbmpi_fop *f)
 		te_op_finished(f);
 }
 
-/* Posts in order: once anything waits, later operations wait behind it, so
- * the provider sees sends and receives in the order MPI issued them. */
+/* Posts in order: once a send (a receive) waits, later sends (receives)
+ * wait behind it, so the provider sees each in the order MPI issued them. */
 static int te_post(struct mbmpi_fop *f)
 {
+	struct mbu_dlist *q = te_queue(f);
 	int ret;
 
-	if (mbu_dlist_empty(&te.retry)) {
+	if (mbu_dlist_empty(q)) {
 		ret = te_issue(f);
 		if (ret == 2) {
 			te_complete_now(f);
@@ -366,8 +393,26 @@ static int te_post(struct mbmpi_fop *f)
 			return MPI_SUCCESS;
 		}
 	}
-	mbu_dlist_insert_tail(&f->link, &te.retry);
+	mbu_dlist_insert_tail(&f->link, q);
 	return MPI_SUCCESS;
+}
+
+/* Takes back an operation posted and no longer wanted: off its retry queue
+ * at once, or out of the provider by a cancel, whose entry finishes it. Only
+ * for an operation that cannot have completed yet (its completion would
+ * have freed it). */
+static void te_withdraw(struct mbmpi_fop *f)
+{
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(te_queue(f), it) {
+		if (it == &f->link) {
+			mbu_dlist_remove(it);
+			te_op_finished(f);
+			return;
+		}
+	}
+	fi_cancel(&te.x.ep->fid, &f->ctx);
 }
 
 static struct mbmpi_fop *te_fop(struct mbmpi_req *r, int type)
@@ -538,7 +583,7 @@ static void te_stream_pump(struct te_stream *s)
 		s->inflight++;
 		/* te_post's own, without its completion of a refused operation,
 		 * which would come back here. */
-		if (mbu_dlist_empty(&te.retry) && (ret = te_issue(f)) != 1) {
+		if (mbu_dlist_empty(te_queue(f)) && (ret = te_issue(f)) != 1) {
 			if (ret < 0) {
 				fprintf(stderr, "matchbox mpi: rank %d: a piece of a message to or from "
 					"rank %d failed: %s\n", mbmpi.world_rank, r->peer,
@@ -552,7 +597,7 @@ static void te_stream_pump(struct te_stream *s)
 			}
 			continue;
 		}
-		mbu_dlist_insert_tail(&f->link, &te.retry);
+		mbu_dlist_insert_tail(&f->link, te_queue(f));
 	}
 	if (s->next >= s->end && !s->released) {
 		s->released = true;
@@ -629,7 +674,7 @@ static int te_send(struct mbmpi_req *r)
 	size_t len = r->clen, first = len, chunk = (size_t)1 << te.chunk_shift;
 	uint64_t nfollow = 0;
 	struct te_stream *stream = NULL;
-	struct mbmpi_fop *f;
+	struct mbmpi_fop *f, *ack = NULL;
 	int ret;
 
 	/* A non-contiguous message's pieces are eager sends, complete once the
@@ -651,6 +696,7 @@ static int te_send(struct mbmpi_req *r)
 		f->tag = mbmpi_tag(MBMPI_KIND_ACK, r->ctx, r->tag);
 		if ((ret = te_post(f)))
 			goto fail;
+		ack = f;
 		tag |= MBMPI_FLAG_SYNC;
 	}
 	size_t whole = mbmpi.remote && mbmpi.remote[mbmpi_world_of(c, r->peer)] ? te.whole_net
@@ -746,6 +792,11 @@ static int te_send(struct mbmpi_req *r)
 		goto done;
 	}
 done:
+	/* A message that failed here never reaches its receiver, whose
+	 * acknowledgement would then never come: the send must end with
+	 * its error, not wait for ever. */
+	if (ack && r->err)
+		te_withdraw(ack);
 	if (--r->outstanding == 0)
 		mbmpi_req_done(r);
 	return MPI_SUCCESS;
@@ -761,7 +812,7 @@ static int te_inject(struct mbmpi_comm *c, int peer, int tag, const void *buf, s
 {
 	ssize_t ret;
 
-	if (len > te.inject || !mbu_dlist_empty(&te.retry))
+	if (len > te.inject || !mbu_dlist_empty(&te.retry[TE_SENDQ]))
 		return -1;
 	ret = fi_tinjectdata(te.x.ep, buf, len, (uint32_t)c->rank, c->addr[peer],
 			     mbmpi_tag(MBMPI_KIND_DATA, c->ctx, tag));
@@ -803,7 +854,7 @@ static int te_recv(struct mbmpi_req *r)
 
 	/* The common receive, straight to the provider: te_post and
 	 * te_issue's dispatch would only choose this same call. */
-	if (MBMPI_LIKELY(!f->flags && te.trecv_now && mbu_dlist_empty(&te.retry))) {
+	if (MBMPI_LIKELY(!f->flags && te.trecv_now && mbu_dlist_empty(&te.retry[TE_RECVQ]))) {
 		ssize_t ret;
 
 		r->main = f;
@@ -833,7 +884,7 @@ static int te_take(struct mbmpi_comm *c, uint32_t ctx, int src, int tag, void *b
 	struct fi_cq_tagged_entry e;
 	uint32_t from;
 
-	if (!mbu_dlist_empty(&te.retry))
+	if (!mbu_dlist_empty(&te.retry[TE_RECVQ]))
 		return -1;
 	if (te.trecv_take(te.x.ep, buf, len, src == MPI_ANY_SOURCE ? FI_ADDR_UNSPEC : c->addr[src],
 			  mbmpi_tag(MBMPI_KIND_DATA, ctx, tag == MPI_ANY_TAG ? 0 : tag),
@@ -1011,19 +1062,23 @@ static int te_progress(void)
 	ssize_t n;
 	int done = 0;
 
-	while ((it = te.retry.next) != &te.retry) {
-		struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, link);
-		int ret = te_issue(f);
+	/* Receives first: posting them is what lets the peer's sends, and
+	 * so perhaps ours, move. */
+	for (int q = TE_RECVQ; q >= TE_SENDQ; q--) {
+		while ((it = te.retry[q].next) != &te.retry[q]) {
+			struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, link);
+			int ret = te_issue(f);
 
-		if (ret == 1)
-			break;
-		mbu_dlist_remove(it);
-		if (ret == 2) {
-			te_complete_now(f);
-		} else if (ret < 0) {
-			te_failed(f);
-		} else if (f->flags & FI_INJECT) {
-			te_op_finished(f);
+			if (ret == 1)
+				break;
+			mbu_dlist_remove(it);
+			if (ret == 2) {
+				te_complete_now(f);
+			} else if (ret < 0) {
+				te_failed(f);
+			} else if (f->flags & FI_INJECT) {
+				te_op_finished(f);
+			}
 		}
 	}
 	n = fi_cq_read(te.x.cq, e, 16);
@@ -1125,7 +1180,7 @@ static int te_cancel(struct mbmpi_req *r)
 
 	if (r->kind != MBMPI_REQ_RECV || !f || r->complete)
 		return MPI_SUCCESS;
-	mbu_dlist_foreach(&te.retry, it) {
+	mbu_dlist_foreach(&te.retry[TE_RECVQ], it) {
 		if (it == &f->link) {
 			mbu_dlist_remove(it);
 			r->status.mbmpi_cancelled = 1;

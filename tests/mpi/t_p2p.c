@@ -862,6 +862,46 @@ static void waiting_messages(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every send posted before any receive, both ways around the ring: each
+ * 256 KiB message is a rendezvous that holds a transmit entry until its
+ * receiver matches it. Run with the provider's transmit queue cut below N
+ * (t_p2p-small-tx), the sends it refuses wait in the library; the receives
+ * posted after them must still reach the provider, or each side's sends
+ * wait for the other's receives for ever (the tagged engine's single retry
+ * queue did that at 1,100 such messages with the default queue). */
+static void sends_before_receives(void)
+{
+	enum { N = 40, COUNT = 65536 };
+	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	int *out = malloc((size_t)N * COUNT * sizeof(int));
+	int *in = malloc((size_t)N * COUNT * sizeof(int));
+	MPI_Request rq[2 * N];
+	int bad = 0;
+
+	CHECK(out && in);
+	if (!out || !in) {
+		free(out);
+		free(in);
+		return;
+	}
+	for (int i = 0; i < N; i++)
+		fill(out + (size_t)i * COUNT, COUNT, rank * N + i);
+	for (int i = 0; i < N; i++)
+		CHECK_MPI(MPI_Isend(out + (size_t)i * COUNT, COUNT, MPI_INT, right, 80,
+				    MPI_COMM_WORLD, &rq[i]));
+	for (int i = 0; i < N; i++)
+		CHECK_MPI(MPI_Irecv(in + (size_t)i * COUNT, COUNT, MPI_INT, left, 80,
+				    MPI_COMM_WORLD, &rq[N + i]));
+	CHECK_MPI(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE));
+	/* Same tag: the messages land in the order they were sent. */
+	for (int i = 0; i < N; i++)
+		bad += !same(in + (size_t)i * COUNT, COUNT, left * N + i);
+	CHECK(bad == 0);
+	free(out);
+	free(in);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	mt_init(&argc, &argv);
@@ -880,5 +920,6 @@ int main(int argc, char **argv)
 	rendezvous_shapes();
 	small_isends();
 	waiting_messages();
+	sends_before_receives();
 	return mt_finish("t_p2p");
 }

@@ -464,6 +464,11 @@ struct mbx_peer {
 	bool bulk_mapped_tx, bulk_mapped_rx;
 	struct mbu_dlist txq;		/* sends waiting for ring space, in order */
 	struct mbu_dlist ctrlq;		/* control frames waiting for ring space */
+	/* RMA target: its requests we could not serve yet (no transmit entry
+	 * for a read's data), copied out of the ring in order, with those
+	 * behind them, so that the frames behind (our own reads' data among
+	 * them) are not held up (struct mbx_rma_wait) */
+	struct mbu_dlist rma_wait;
 	/* receive channel */
 	int rxslot;
 	struct mbu_dlist cts_wait;	/* matched copy-path receives, in order */

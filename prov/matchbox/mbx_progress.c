@@ -134,6 +134,7 @@ struct mbx_peer *mbx_peer_get(struct mbx_ep *ep, const struct mbx_addr *a)
 	p->eager_limit = ep->eager_limit;
 	mbu_dlist_init(&p->txq);
 	mbu_dlist_init(&p->ctrlq);
+	mbu_dlist_init(&p->rma_wait);
 	mbu_dlist_init(&p->cts_wait);
 	mbu_dlist_init(&p->reading);
 	mbu_dlist_init(&p->pend_link);
@@ -892,6 +893,8 @@ ssize_t mbx_proto_rma(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_rm
 	return 0;
 }
 
+static void rma_wait_serve(struct mbx_ep *ep, struct mbx_peer *p);
+
 static void flush_pending(struct mbx_ep *ep)
 {
 	struct mbu_dlist *it, *tmp;
@@ -899,6 +902,8 @@ static void flush_pending(struct mbx_ep *ep)
 	mbu_dlist_foreach_safe(&ep->pending_peers, it, tmp) {
 		struct mbx_peer *p = mbu_container_of(it, struct mbx_peer, pend_link);
 
+		if (!mbu_dlist_empty(&p->rma_wait))
+			rma_wait_serve(ep, p);
 		while (!mbu_dlist_empty(&p->ctrlq)) {
 			struct mbx_ctrl *c = mbu_container_of(p->ctrlq.next, struct mbx_ctrl, link);
 
@@ -916,7 +921,8 @@ static void flush_pending(struct mbx_ep *ep)
 				break;
 			}
 		}
-		if (mbu_dlist_empty(&p->txq) && mbu_dlist_empty(&p->ctrlq))
+		if (mbu_dlist_empty(&p->txq) && mbu_dlist_empty(&p->ctrlq) &&
+		    mbu_dlist_empty(&p->rma_wait))
 			mbu_dlist_remove(&p->pend_link);
 	}
 }
@@ -1995,6 +2001,70 @@ queue_ux(struct mbx_ep *ep, struct mbx_peer *p, uint8_t op, uint8_t wflags, uint
 	return 1;
 }
 
+/* An RMA request from a peer that could not be served when it arrived. */
+struct mbx_rma_wait {
+	struct mbu_dlist link;	/* p->rma_wait */
+	uint64_t wire[];	/* the frame, whole (struct mbx_wire and what follows) */
+};
+
+/* 1: served; 0: no room to answer now (nothing was done). */
+static int rma_serve(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	switch (w->op) {
+	case MBX_OP_WRITE:
+		handle_write(ep, p, w);
+		return 1;
+	case MBX_OP_READ:
+		return handle_read(ep, p, w);
+	default:
+		return handle_atomic(ep, p, w);
+	}
+}
+
+/* A peer's RMA requests are served in the order they came, which is what a
+ * fenced one relies on. One that cannot be answered now (a read's data
+ * needs a transmit entry, and all of ours may be held by our own reads of
+ * that same peer, whose data waits behind it) is copied aside with every
+ * request after it, and the ring moves on: left in the ring it held up the
+ * replies that would free our entries, and two hosts each reading 600
+ * messages of the other's through the host engine waited for ever. 0 only
+ * if there is no memory to copy it (it stays in the ring, as before). */
+static int rma_target(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *w)
+{
+	struct mbx_rma_wait *d;
+
+	if (mbu_dlist_empty(&p->rma_wait) && rma_serve(ep, p, w))
+		return 1;
+	d = malloc(sizeof(*d) + w->f.len);
+	if (!d)
+		return 0;
+	memcpy(d->wire, w, w->f.len);
+	mbu_dlist_insert_tail(&d->link, &p->rma_wait);
+	mark_pending(ep, p);
+	return 1;
+}
+
+static void rma_wait_serve(struct mbx_ep *ep, struct mbx_peer *p)
+{
+	while (!mbu_dlist_empty(&p->rma_wait)) {
+		struct mbx_rma_wait *d = mbu_container_of(p->rma_wait.next, struct mbx_rma_wait,
+							  link);
+
+		if (!rma_serve(ep, p, (const struct mbx_wire *)d->wire))
+			return;
+		mbu_dlist_remove(&d->link);
+		free(d);
+	}
+}
+
+static void rma_wait_drop(struct mbx_peer *p)
+{
+	struct mbu_dlist *it;
+
+	while ((it = mbu_dlist_pop(&p->rma_wait)))
+		free(mbu_container_of(it, struct mbx_rma_wait, link));
+}
+
 /* 1: consumed; 0: leave it in the ring for now (unexpected buffer full). */
 static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_wire *wire)
 {
@@ -2032,12 +2102,9 @@ static int handle_frame(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 	if (w->op >= MBX_OP_WRITE) {
 		switch (w->op) {
 		case MBX_OP_WRITE:
-			handle_write(ep, p, w);
-			return 1;
 		case MBX_OP_READ:
-			return handle_read(ep, p, w);
 		case MBX_OP_ATOMIC:
-			return handle_atomic(ep, p, w);
+			return rma_target(ep, p, w);
 		case MBX_OP_RAILS:
 			if (p->net) {
 				mbx_net_rails_learn(ep, p, w + 1, (unsigned)w->size);
@@ -2211,6 +2278,7 @@ static void fail_peer(struct mbx_ep *ep, struct mbx_peer *p)
 	while (!mbu_dlist_empty(&p->ctrlq))
 		mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
 							      struct mbx_ctrl, link));
+	rma_wait_drop(p);
 	if (!mbu_dlist_empty(&p->pend_link))
 		mbu_dlist_remove(&p->pend_link);
 }
@@ -2527,6 +2595,7 @@ void mbx_ep_fini_wire(struct mbx_ep *ep)
 		while (!mbu_dlist_empty(&p->ctrlq))
 			mbu_pool_put(&ep->ctrl_pool, mbu_container_of(mbu_dlist_pop(&p->ctrlq),
 								      struct mbx_ctrl, link));
+		rma_wait_drop(p);
 		while (!mbu_dlist_empty(&p->cts_wait))
 			mbu_pool_put(&ep->rx_pool, mbu_container_of(mbu_dlist_pop(&p->cts_wait),
 								    struct mbx_rx, link));

@@ -862,43 +862,55 @@ static void waiting_messages(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Every send posted before any receive, both ways around the ring: each
- * 256 KiB message is a rendezvous that holds a transmit entry until its
- * receiver matches it. Run with the provider's transmit queue cut below N
- * (t_p2p-small-tx), the sends it refuses wait in the library; the receives
- * posted after them must still reach the provider, or each side's sends
- * wait for the other's receives for ever (the tagged engine's single retry
- * queue did that at 1,100 such messages with the default queue). */
+/* Every send posted before any receive, both ways between partners (ranks
+ * size/2 apart: on the other host under across.sh), or around the ring at
+ * an odd size: each 256 KiB message is a rendezvous that holds a transmit
+ * entry until its receiver matches it, and under the host engine one more
+ * while its receiver reads it. Run with the provider's transmit queue cut
+ * below N (t_p2p-small-tx), the sends it refuses wait in the library; the
+ * receives posted after them must still reach the provider, or each side's
+ * sends wait for the other's receives for ever (the tagged engine's single
+ * retry queue did that at 1,100 such messages with the default queue).
+ * MT_P2P_SBR sets N (across.sh: 600, past what the provider's transmit
+ * entries hold when both hosts read each other's messages at once). */
 static void sends_before_receives(void)
 {
-	enum { N = 40, COUNT = 65536 };
-	int right = (rank + 1) % size, left = (rank + size - 1) % size;
-	int *out = malloc((size_t)N * COUNT * sizeof(int));
-	int *in = malloc((size_t)N * COUNT * sizeof(int));
-	MPI_Request rq[2 * N];
-	int bad = 0;
+	enum { COUNT = 65536 };
+	const char *e = getenv("MT_P2P_SBR");
+	int n = e ? atoi(e) : 40;
+	int to = size % 2 ? (rank + 1) % size : (rank + size / 2) % size;
+	int from = size % 2 ? (rank + size - 1) % size : to;
+	int *out, *in, bad = 0;
+	MPI_Request *rq;
 
-	CHECK(out && in);
-	if (!out || !in) {
+	n = n < 1 ? 1 : n;
+	out = malloc((size_t)n * COUNT * sizeof(int));
+	in = malloc((size_t)n * COUNT * sizeof(int));
+	rq = malloc(2 * (size_t)n * sizeof(*rq));
+	CHECK(out && in && rq);
+	if (!out || !in || !rq) {
 		free(out);
 		free(in);
+		free(rq);
 		return;
 	}
-	for (int i = 0; i < N; i++)
-		fill(out + (size_t)i * COUNT, COUNT, rank * N + i);
-	for (int i = 0; i < N; i++)
-		CHECK_MPI(MPI_Isend(out + (size_t)i * COUNT, COUNT, MPI_INT, right, 80,
+	/* Seeds below 2000 keep fill's arithmetic inside an int. */
+	for (int i = 0; i < n; i++)
+		fill(out + (size_t)i * COUNT, COUNT, (rank * n + i) % 2000);
+	for (int i = 0; i < n; i++)
+		CHECK_MPI(MPI_Isend(out + (size_t)i * COUNT, COUNT, MPI_INT, to, 80,
 				    MPI_COMM_WORLD, &rq[i]));
-	for (int i = 0; i < N; i++)
-		CHECK_MPI(MPI_Irecv(in + (size_t)i * COUNT, COUNT, MPI_INT, left, 80,
-				    MPI_COMM_WORLD, &rq[N + i]));
-	CHECK_MPI(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE));
+	for (int i = 0; i < n; i++)
+		CHECK_MPI(MPI_Irecv(in + (size_t)i * COUNT, COUNT, MPI_INT, from, 80,
+				    MPI_COMM_WORLD, &rq[n + i]));
+	CHECK_MPI(MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE));
 	/* Same tag: the messages land in the order they were sent. */
-	for (int i = 0; i < N; i++)
-		bad += !same(in + (size_t)i * COUNT, COUNT, left * N + i);
+	for (int i = 0; i < n; i++)
+		bad += !same(in + (size_t)i * COUNT, COUNT, (from * n + i) % 2000);
 	CHECK(bad == 0);
 	free(out);
 	free(in);
+	free(rq);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -260,6 +260,12 @@ two_hosts() {
 	check "MPI t_quiet, host engine, 2 hosts x 2" mpi 2 t_quiet MATCHBOX_MPI_ENGINE=host
 	check "MPI t_p2p, host engine by clear-to-send, 2 hosts x 2" mpi 2 t_p2p \
 		MATCHBOX_MPI_ENGINE=host MATCHBOX_MPI_HOST_RDMA=0
+	# Partners on the two hosts each read 600 of the other's messages at
+	# once: more than the transmit entries left for answering reads once
+	# each side's own reads hold theirs (the reads the provider could not
+	# answer once held up the data of its own, and both waited for ever).
+	check "MPI t_p2p, host engine: 600 rendezvous each way before the receives, 2 hosts x 2" \
+		mpi 2 t_p2p MATCHBOX_MPI_ENGINE=host MT_P2P_SBR=600
 	check "MPI t_p2p, tagged engine over tcp;ofi_rxm, 2 hosts x 2" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" MATCHBOX_MPI_ENGINE=tagged FI_TCP_IFACE=eth0
 	host_rails

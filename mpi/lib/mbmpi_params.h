@@ -41,6 +41,8 @@
 	  "largest single fabric message; bigger MPI messages go in chunks (0: the provider's max_msg_size)") \
 	X("MATCHBOX_MPI_TRECV_NOW", "1",                                                        \
 	  "tagged engine over matchbox: 1 completes a receive of a message already there inside the call, 0 through the CQ (to compare)") \
+	X("MATCHBOX_MPI_TAGGED_SYNC_ACK", "0",                                                  \
+	  "tagged engine over matchbox: 1 acknowledges a synchronous send with a message to a receive posted for it, as over other providers; 0 lets the provider complete the send once it is matched (FI_MATCH_COMPLETE)") \
 	X("MATCHBOX_MPI_TAGGED_PUSH_FRAMES", "2",                                               \
 	  "tagged engine over matchbox: a contiguous message to another node of up to this many of matchbox's one-trip frames (FI_MATCHBOX_NET_EAGER, 64 KiB) goes as that many pieces back to back, with no rendezvous (0 or 1: never)") \
 	X("MATCHBOX_MPI_TAGGED_FRAG", "65536",                                                  \

@@ -871,6 +871,8 @@ static void waiting_messages(void)
  * receives posted after them must still reach the provider, or each side's
  * sends wait for the other's receives for ever (the tagged engine's single
  * retry queue did that at 1,100 such messages with the default queue).
+ * Then as many synchronous sends of two ints each way, with the receive
+ * queue cut as well.
  * MT_P2P_SBR sets N (across.sh: 600, past what the provider's transmit
  * entries hold when both hosts read each other's messages at once). */
 static void sends_before_receives(void)
@@ -907,6 +909,22 @@ static void sends_before_receives(void)
 	/* Same tag: the messages land in the order they were sent. */
 	for (int i = 0; i < n; i++)
 		bad += !same(in + (size_t)i * COUNT, COUNT, (from * n + i) % 2000);
+	CHECK(bad == 0);
+	/* Synchronous sends of two ints, each done only once its receiver
+	 * matched it: acknowledged by a message, each had a receive posted
+	 * for the acknowledgement, and with the provider's receive queue
+	 * cut too those held every entry ahead of the data's receives. */
+	for (int i = 0; i < n; i++) {
+		out[2 * i] = rank;
+		out[2 * i + 1] = i;
+		CHECK_MPI(MPI_Issend(out + 2 * i, 2, MPI_INT, to, 81, MPI_COMM_WORLD, &rq[i]));
+	}
+	for (int i = 0; i < n; i++)
+		CHECK_MPI(MPI_Irecv(in + 2 * i, 2, MPI_INT, from, 81, MPI_COMM_WORLD, &rq[n + i]));
+	CHECK_MPI(MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += in[2 * i] != from || in[2 * i + 1] != i;
 	CHECK(bad == 0);
 	free(out);
 	free(in);

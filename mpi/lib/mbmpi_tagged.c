@@ -31,9 +31,10 @@
  * non-contiguous send are packed one at a time into bounce buffers, and
  * those of a non-contiguous receive unpacked one at a time out of them, a
  * window at a time; others go straight from or to the user's contiguous
- * buffer, a window at a time too (a pushed message's all at once). The provider matches pieces with the same
- * tag from one peer in order, so a message's pieces are all posted before the next
- * one's with that tag and peer: a stream born behind another (on its side,
+ * buffer, a window at a time too (a pushed message's all at once). The
+ * provider matches pieces with the same tag from one peer in order, so a
+ * message's pieces are all posted before the next one's with that tag and
+ * peer: a stream born behind another (on its side,
  * peer and tag) waits until that one has posted its last piece and tells
  * it to go, so each step costs the streams between the two, not a walk of
  * them all. The stream holds one count of its request's outstanding
@@ -415,22 +416,31 @@ static int te_post(struct mbmpi_fop *f)
 	return MPI_SUCCESS;
 }
 
-/* Takes back an operation posted and no longer wanted: off its retry queue
- * at once, or out of the provider by a cancel, whose entry finishes it. Only
- * for an operation that cannot have completed yet (its completion would
- * have freed it). */
-static void te_withdraw(struct mbmpi_fop *f)
+/* Whether f was still waiting on its retry queue (now taken off it), never
+ * handed to the provider. */
+static bool te_unqueue(struct mbmpi_fop *f)
 {
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(te_queue(f), it) {
 		if (it == &f->link) {
 			mbu_dlist_remove(it);
-			te_op_finished(f);
-			return;
+			return true;
 		}
 	}
-	fi_cancel(&te.x.ep->fid, &f->ctx);
+	return false;
+}
+
+/* Takes back an operation posted and no longer wanted: off its retry queue
+ * at once, or out of the provider by a cancel, whose entry finishes it. Only
+ * for an operation that cannot have completed yet (its completion would
+ * have freed it). */
+static void te_withdraw(struct mbmpi_fop *f)
+{
+	if (te_unqueue(f))
+		te_op_finished(f);
+	else
+		fi_cancel(&te.x.ep->fid, &f->ctx);
 }
 
 static struct mbmpi_fop *te_fop(struct mbmpi_req *r, int type)
@@ -664,13 +674,16 @@ static void te_piece_done(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *
 	}
 	if (f->bounce)
 		mbu_pool_put(s->bounces, f->bounce);
-	/* A gated stream's first piece sent FI_MATCH_COMPLETE: done, its
-	 * receiver has matched the message. */
-	if ((f->flags & FI_MATCH_COMPLETE) && s->gate)
-		s->gate = 0;
+	/* A synchronous stream's first piece went FI_MATCH_COMPLETE: done,
+	 * its receiver has matched the message, as an acknowledgement says. */
+	bool matched = f->flags & FI_MATCH_COMPLETE;
+
 	mbmpi_fop_free(f);
 	s->inflight--;
-	te_stream_pump(s);
+	if (matched && s->gate)
+		te_stream_ungate(s, 0);
+	else
+		te_stream_pump(s);
 }
 
 /* Whether r goes pushed: contiguous, to a rank on another node, past one
@@ -1205,19 +1218,16 @@ static int te_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 static int te_cancel(struct mbmpi_req *r)
 {
 	struct mbmpi_fop *f = r->main;
-	struct mbu_dlist *it;
 
 	if (r->kind != MBMPI_REQ_RECV || !f || r->complete)
 		return MPI_SUCCESS;
-	mbu_dlist_foreach(&te.retry[TE_RECVQ], it) {
-		if (it == &f->link) {
-			mbu_dlist_remove(it);
-			r->status.mbmpi_cancelled = 1;
-			te_op_finished(f);
-			return MPI_SUCCESS;
-		}
+	if (te_unqueue(f)) {
+		r->status.mbmpi_cancelled = 1;
+		te_op_finished(f);
+		return MPI_SUCCESS;
 	}
-	/* Not found means already matched: the receive completes normally. */
+	/* In the provider: cancelled there, or already matched and then
+	 * completing normally. */
 	fi_cancel(&te.x.ep->fid, &f->ctx);
 	return MPI_SUCCESS;
 }

@@ -443,6 +443,10 @@ struct mbmpi_fop {
 			uint64_t rtag, rdata;
 			size_t rlen;
 		};
+		struct {         /* a tagged engine's receive: its posting order */
+			uint64_t rseq;
+			bool posted;     /* on the engine's list of posted receives */
+		};
 		struct {         /* a piece of a message the tagged engine streams */
 			void *bounce;    /* its packed bytes */
 			size_t off;      /* where in the message */

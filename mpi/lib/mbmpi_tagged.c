@@ -47,6 +47,7 @@ struct te_stream {
 	bool recv;
 	bool bounce;                /* through bounce buffers; else straight to cbuf */
 	bool waiting;               /* behind an older stream on its side, peer and tag */
+	uint64_t seq;               /* receiver: its receive's place in posting order */
 	bool released;              /* every piece posted: the next such stream told */
 	bool pushed;                /* a pushed message's (te.pushing counts it) */
 	size_t next, end;           /* the next piece's offset; the message's bytes */
@@ -70,6 +71,8 @@ enum { TE_STREAM_DEPTH = 8, TE_BIG_DEPTH = 4 };
 
 enum { TE_SENDQ, TE_RECVQ };
 
+enum { TE_UNTRACKED = 64 }; /* the smallest piece (shifts start at 6) */
+
 static struct {
 	struct mbmpi_fab x;
 	size_t inject;
@@ -83,6 +86,13 @@ static struct {
 	 * receives that would have matched the peer's, queued behind those,
 	 * were never posted. */
 	bool match_complete;
+	/* Acknowledgement receives posted or queued, and how many a gated
+	 * stream may add (a quarter of the provider's receive entries): past
+	 * that it waits for its match by match completion, or is not gated.
+	 * 1,100 gated streams each way sent before their receives held every
+	 * receive entry with their acknowledgement receives, as synchronous
+	 * sends did, and the data's receives were never posted. */
+	size_t acks, gate_acks_max;
 	/* Fops the provider refused with EAGAIN, in posting order: sends
 	 * (TE_SENDQ) and receives (TE_RECVQ) apart. MPI orders sends among
 	 * sends and receives among receives, never one against the other;
@@ -91,6 +101,21 @@ static struct {
 	 * other side's unposted receives never match. */
 	struct mbu_dlist retry[2];
 	struct mbu_dlist streams;
+	/* Receives the provider holds, in the order they were posted, each
+	 * numbered (recv_seq) as it is posted, and how many receive streams
+	 * wait. Pieces carry no message id, so two chunked messages from one
+	 * peer with one context and tag must take their pieces in the order
+	 * they matched; a first piece's completion does not say that order (a
+	 * receive completed in the call came before an earlier one's entry
+	 * still in the CQ, or one whose first piece is read later), the
+	 * posting order of the receives does. So a receive stream waits for
+	 * every earlier receive that could have matched such a message. A
+	 * receive of at most TE_UNTRACKED bytes is not listed: a chunked
+	 * message is longer than that, so it could take one only truncated,
+	 * an error; the 8-byte path stays as short as it was. */
+	struct mbu_dlist posted;
+	uint64_t recv_seq;
+	size_t recv_waiting;
 	size_t frag;               /* a streamed piece's bytes (a power of two); 0: off */
 	unsigned frag_shift;
 	/* Pushed messages: pieces of 2^push_shift bytes, which the provider
@@ -144,6 +169,7 @@ static int te_init(void)
 	mbu_dlist_init(&te.retry[TE_SENDQ]);
 	mbu_dlist_init(&te.retry[TE_RECVQ]);
 	mbu_dlist_init(&te.streams);
+	mbu_dlist_init(&te.posted);
 	hints = mbmpi_fab_hints(prov, FI_TAGGED | FI_DIRECTED_RECV);
 	if (!hints)
 		return MPI_ERR_NO_MEM;
@@ -241,6 +267,7 @@ static int te_init(void)
 
 	if ((ret = mbmpi_fab_open(&te.x, "tagged", FI_CQ_FORMAT_TAGGED)))
 		return ret;
+	te.gate_acks_max = te.x.info->rx_attr->size / 4;
 	/* =0: every receive completes through the CQ, to compare. */
 	if (mbmpi_env_long("MATCHBOX_MPI_TRECV_NOW", 1)) {
 		struct fi_matchbox_tagged_ops *ops = NULL;
@@ -358,12 +385,40 @@ static int te_issue(struct mbmpi_fop *f)
 	return (int)ret;
 }
 
+static void te_recv_streams_kick(void);
+
+/* A receive handed to the provider, not complete: listed in posting
+ * order, unless too short to take a chunked message whole. */
+static inline void te_posted_add(struct mbmpi_fop *f)
+{
+	if (f->len <= TE_UNTRACKED)
+		return;
+	f->rseq = te.recv_seq++;
+	f->posted = true;
+	mbu_dlist_insert_tail(&f->link, &te.posted);
+}
+
+/* A posted receive completed: receive streams waiting for it may go. */
+static inline void te_unpost(struct mbmpi_fop *f)
+{
+	f->posted = false;
+	mbu_dlist_remove(&f->link);
+	if (te.recv_waiting)
+		te_recv_streams_kick();
+}
+
 static inline void te_op_finished(struct mbmpi_fop *f)
 {
 	struct mbmpi_req *r = f->req;
 
 	if (r && r->main == f)
 		r->main = NULL;
+	if (f->type == MBMPI_FOP_RECV) {
+		if (f->posted)
+			te_unpost(f);
+	} else if (f->type == MBMPI_FOP_ACK_RECV) {
+		te.acks--;
+	}
 	if (!r || f != &r->own)
 		mbmpi_fop_free(f);
 	if (r && --r->outstanding == 0)
@@ -409,6 +464,8 @@ static int te_post(struct mbmpi_fop *f)
 			/* Injected sends complete at once, with no CQ entry. */
 			if (f->flags & FI_INJECT)
 				te_op_finished(f);
+			else if (f->type == MBMPI_FOP_RECV)
+				te_posted_add(f);
 			return MPI_SUCCESS;
 		}
 	}
@@ -490,24 +547,72 @@ static size_t te_chunked_len(uint64_t data, size_t first, size_t *chunk)
 
 /* ---- Streams ---- */
 
-/* Whether a stream on this side, peer and tag still has pieces to post: a
+/* Whether a send stream to this peer and tag still has pieces to post: a
  * new message's would be matched in their place. */
-static bool te_stream_blocked(bool recv, fi_addr_t addr, uint64_t tag)
+static bool te_stream_blocked(fi_addr_t addr, uint64_t tag)
 {
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(&te.streams, it) {
 		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
 
-		if (o->recv == recv && o->addr == addr && o->tag == tag && o->next < o->end)
+		if (!o->recv && o->addr == addr && o->tag == tag && o->next < o->end)
 			return true;
 	}
 	return false;
 }
 
+/* Whether receive stream s may post its pieces: no earlier receive that
+ * could have matched a message from its peer with its context and tag is
+ * still in the provider, and no other receive stream of that peer, context
+ * and tag is posting or waiting with an earlier place. */
+static bool te_recv_may_start(const struct te_stream *s)
+{
+	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
+	struct mbu_dlist *it;
+
+	mbu_dlist_foreach(&te.posted, it) {
+		const struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, link);
+
+		if (f->rseq >= s->seq)
+			break;
+		if ((f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
+		    !((f->tag ^ s->tag) & ~f->ignore & key))
+			return false;
+	}
+	mbu_dlist_foreach(&te.streams, it) {
+		const struct te_stream *o = mbu_container_of(it, struct te_stream, link);
+
+		if (o != s && o->recv && o->addr == s->addr && o->tag == s->tag &&
+		    o->next < o->end && (!o->waiting || o->seq < s->seq))
+			return false;
+	}
+	return true;
+}
+
+static void te_stream_pump(struct te_stream *s);
+
+/* Starts the waiting receive streams that may now go, earliest first. */
+static void te_recv_streams_kick(void)
+{
+	struct mbu_dlist *it;
+
+again:
+	mbu_dlist_foreach(&te.streams, it) {
+		struct te_stream *s = mbu_container_of(it, struct te_stream, link);
+
+		if (s->recv && s->waiting && te_recv_may_start(s)) {
+			s->waiting = false;
+			te.recv_waiting--;
+			te_stream_pump(s); /* may free s, or start others */
+			goto again;
+		}
+	}
+}
+
 static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool bounce,
 				       fi_addr_t addr, uint64_t tag, size_t next, size_t end,
-				       size_t chunk)
+				       size_t chunk, uint64_t seq)
 {
 	struct te_stream *s = calloc(1, sizeof(*s));
 
@@ -523,17 +628,21 @@ static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool boun
 	s->chunk = chunk;
 	s->bounces = chunk <= te.frag ? &te.bounces : &te.big_bounces;
 	s->depth = chunk <= te.frag ? TE_STREAM_DEPTH : TE_BIG_DEPTH;
-	s->waiting = te_stream_blocked(recv, addr, tag);
+	s->seq = seq;
+	if (recv) {
+		s->waiting = !te_recv_may_start(s);
+		te.recv_waiting += s->waiting;
+	} else {
+		s->waiting = te_stream_blocked(addr, tag);
+	}
 	r->eng = s;
 	r->outstanding++;
 	mbu_dlist_insert_tail(&s->link, &te.streams);
 	return s;
 }
 
-static void te_stream_pump(struct te_stream *s);
-
-/* s has posted its last piece: the next stream waiting on its side, peer
- * and tag (only the oldest: the others wait on that one) may go. */
+/* Send stream s has posted its last piece: the next stream waiting to its
+ * peer and tag (only the oldest: the others wait on that one) may go. */
 static void te_stream_release(struct te_stream *s)
 {
 	struct mbu_dlist *it;
@@ -541,7 +650,7 @@ static void te_stream_release(struct te_stream *s)
 	for (it = s->link.next; it != &te.streams; it = it->next) {
 		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
 
-		if (o->waiting && o->recv == s->recv && o->addr == s->addr && o->tag == s->tag) {
+		if (o->waiting && !o->recv && o->addr == s->addr && o->tag == s->tag) {
 			o->waiting = false;
 			te_stream_pump(o);
 			return;
@@ -629,7 +738,10 @@ static void te_stream_pump(struct te_stream *s)
 	}
 	if (s->next >= s->end && !s->released) {
 		s->released = true;
-		te_stream_release(s);
+		if (s->recv)
+			te_recv_streams_kick();
+		else
+			te_stream_release(s);
 	}
 	if (s->next < s->end || s->inflight)
 		return;
@@ -720,16 +832,22 @@ static int te_send(struct mbmpi_req *r)
 	 * waits for its ACK. Larger contiguous pieces are rendezvous already. */
 	bool gated = r->frag && ((len - 1) >> te.frag_shift) > TE_STREAM_DEPTH;
 
-	/* Not for a gated stream that is not synchronous: its first piece,
-	 * held in flight until the match, cost such streams 9% of their
-	 * bandwidth (16 MiB vectors, one node, 8 paired rounds). */
-	bool matched = r->mode == MBMPI_SYNC && te.match_complete;
+	/* Not for a gated stream that is not synchronous while it may post
+	 * an acknowledgement receive: its first piece, held in flight until
+	 * the match, cost such streams 9% of their bandwidth (16 MiB vectors,
+	 * one node, 8 paired rounds). */
+	bool matched = te.match_complete && (r->mode == MBMPI_SYNC ||
+					     (gated && te.acks >= te.gate_acks_max));
+
+	if (gated && r->mode != MBMPI_SYNC && !matched && te.acks >= te.gate_acks_max)
+		gated = false; /* the provider has no match completion: unbounded, not hung */
 
 	r->outstanding++; /* held until every piece is posted */
 	if ((r->mode == MBMPI_SYNC || gated) && !matched) {
 		f = te_fop(r, MBMPI_FOP_ACK_RECV);
 		if (!f)
 			goto nomem;
+		te.acks++;
 		f->buf = NULL;
 		f->len = 0;
 		f->addr = addr;
@@ -777,7 +895,7 @@ static int te_send(struct mbmpi_req *r)
 		/* Created before the first piece, so that its cursor packs it
 		 * and its pieces are posted after it. */
 		if (nfollow &&
-		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk)))
+		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk, 0)))
 			goto nomem;
 		if (stream && gated)
 			stream->gate = first + (size_t)TE_STREAM_DEPTH * chunk;
@@ -887,6 +1005,7 @@ static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
 	}
 	f->buf = r->cbuf;
 	f->len = r->clen;
+	f->posted = false;
 	return f;
 }
 
@@ -902,8 +1021,10 @@ static int te_recv(struct mbmpi_req *r)
 		r->main = f;
 		ret = te.trecv_now(te.x.ep, f->buf, f->len, NULL, f->addr, f->tag, f->ignore,
 				   &f->ctx, &te.now);
-		if (ret == 0)
+		if (ret == 0) {
+			te_posted_add(f);
 			return MPI_SUCCESS;
+		}
 		if (ret == 1) {
 			te_complete_now(f);
 			return MPI_SUCCESS;
@@ -1039,7 +1160,7 @@ static void te_on_recv(struct mbmpi_fop *f, const struct fi_cq_tagged_entry *e, 
 		if (total > first) {
 			s = te_stream_new(r, true, bounce, c->addr[src],
 					  mbmpi_tag(MBMPI_KIND_CONT, r->ctx, r->status.MPI_TAG), first,
-					  total, chunk);
+					  total, chunk, f->posted ? f->rseq : te.recv_seq++);
 			if (!s) {
 				r->err = MPI_ERR_NO_MEM;
 			} else {
@@ -1120,6 +1241,8 @@ static int te_progress(void)
 				te_failed(f);
 			} else if (f->flags & FI_INJECT) {
 				te_op_finished(f);
+			} else if (f->type == MBMPI_FOP_RECV) {
+				te_posted_add(f);
 			}
 		}
 	}

@@ -862,6 +862,105 @@ static void waiting_messages(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Two non-contiguous messages with one tag, both receives posted first:
+ * the first message's first piece is 64 KiB, the second's 16 bytes, so
+ * over tcp;ofi_rxm (rendezvous above 16 KiB) the second receive completed
+ * first, and took the first message's pieces, which name no message: the
+ * receiver must take pieces in the order the receives were posted. */
+static void pieces_in_match_order(void)
+{
+	enum { B1 = 16384, B2 = 16385, S1 = B1 * 8, S2 = B2 * 8, ROUNDS = 10 };
+	int to = size % 2 ? (rank + 1) % size : (rank + size / 2) % size;
+	int from = size % 2 ? (rank + size - 1) % size : to;
+	int *out = malloc((size_t)(S1 + S2) * sizeof(int));
+	int *in = malloc((size_t)(S1 + S2) * sizeof(int));
+	MPI_Datatype v1, v2;
+	MPI_Request rq[4];
+	int bad = 0;
+
+	CHECK(out && in);
+	if (!out || !in) {
+		free(out);
+		free(in);
+		return;
+	}
+	CHECK_MPI(MPI_Type_vector(B1, 4, 8, MPI_INT, &v1));
+	CHECK_MPI(MPI_Type_vector(B2, 4, 8, MPI_INT, &v2));
+	CHECK_MPI(MPI_Type_commit(&v1));
+	CHECK_MPI(MPI_Type_commit(&v2));
+	fill(out, S1 + S2, rank % 2000);
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int k = 0; k < S1 + S2; k++)
+			in[k] = -1;
+		CHECK_MPI(MPI_Irecv(in, 1, v1, from, 83, MPI_COMM_WORLD, &rq[0]));
+		CHECK_MPI(MPI_Irecv(in + S1, 1, v2, from, 83, MPI_COMM_WORLD, &rq[1]));
+		MPI_Barrier(MPI_COMM_WORLD);
+		CHECK_MPI(MPI_Isend(out, 1, v1, to, 83, MPI_COMM_WORLD, &rq[2]));
+		CHECK_MPI(MPI_Isend(out + S1, 1, v2, to, 83, MPI_COMM_WORLD, &rq[3]));
+		CHECK_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+		for (int k = 0; k < S1 + S2; k++) {
+			int want = k % 8 < 4 ? (from % 2000) * 1000003 + k : -1;
+
+			bad += in[k] != want;
+		}
+	}
+	CHECK(bad == 0);
+	MPI_Type_free(&v1);
+	MPI_Type_free(&v2);
+	free(out);
+	free(in);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Non-contiguous messages past the tagged engine's first window (640 KiB
+ * of 4-int blocks 8 apart), all sent before any receive: each such stream
+ * waits for its receiver's match, and each waited by a receive posted for
+ * the acknowledgement, which with the provider's receive queue cut to 16
+ * held every entry ahead of the data's receives. With those bounded, a
+ * receive completed in its call came before an earlier one whose entry was
+ * still in the CQ, and took that message's pieces (their tags name no
+ * message). Message i starts i ints into one send buffer, so each is told
+ * from the others and from its place. */
+static void sends_before_receives_vector(int n, int to, int from, MPI_Request *rq)
+{
+	enum { BLOCKS = 40960, LEN = 4, STRIDE = 8, SPAN = (BLOCKS - 1) * STRIDE + LEN };
+	int *out = malloc(((size_t)SPAN + (size_t)n) * sizeof(int));
+	int *in = malloc((size_t)n * SPAN * sizeof(int));
+	int seed = rank % 2000, fseed = from % 2000, bad = 0;
+	MPI_Datatype vec;
+
+	CHECK(out && in);
+	if (!out || !in) {
+		free(out);
+		free(in);
+		return;
+	}
+	fill(out, SPAN + n, seed);
+	for (size_t k = 0; k < (size_t)n * SPAN; k++)
+		in[k] = -1;
+	CHECK_MPI(MPI_Type_vector(BLOCKS, LEN, STRIDE, MPI_INT, &vec));
+	CHECK_MPI(MPI_Type_commit(&vec));
+	for (int i = 0; i < n; i++)
+		CHECK_MPI(MPI_Isend(out + i, 1, vec, to, 82, MPI_COMM_WORLD, &rq[i]));
+	for (int i = 0; i < n; i++)
+		CHECK_MPI(MPI_Irecv(in + (size_t)i * SPAN, 1, vec, from, 82, MPI_COMM_WORLD,
+				    &rq[n + i]));
+	CHECK_MPI(MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE));
+	for (int i = 0; i < n; i++) {
+		const int *b = in + (size_t)i * SPAN;
+
+		for (int k = 0; k < SPAN; k++) {
+			int want = k % STRIDE < LEN ? fseed * 1000003 + i + k : -1;
+
+			bad += b[k] != want;
+		}
+	}
+	CHECK(bad == 0);
+	MPI_Type_free(&vec);
+	free(out);
+	free(in);
+}
+
 /* Every send posted before any receive, both ways between partners (ranks
  * size/2 apart: on the other host under across.sh), or around the ring at
  * an odd size: each 256 KiB message is a rendezvous that holds a transmit
@@ -874,7 +973,8 @@ static void waiting_messages(void)
  * Then as many synchronous sends of two ints each way, with the receive
  * queue cut as well.
  * MT_P2P_SBR sets N (across.sh: 600, past what the provider's transmit
- * entries hold when both hosts read each other's messages at once). */
+ * entries hold when both hosts read each other's messages at once). Then
+ * as many non-contiguous ones (sends_before_receives_vector). */
 static void sends_before_receives(void)
 {
 	enum { COUNT = 65536 };
@@ -928,6 +1028,7 @@ static void sends_before_receives(void)
 	CHECK(bad == 0);
 	free(out);
 	free(in);
+	sends_before_receives_vector(n, to, from, rq);
 	free(rq);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -951,5 +1052,6 @@ int main(int argc, char **argv)
 	small_isends();
 	waiting_messages();
 	sends_before_receives();
+	pieces_in_match_order();
 	return mt_finish("t_p2p");
 }

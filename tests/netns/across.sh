@@ -266,6 +266,10 @@ two_hosts() {
 	# answer once held up the data of its own, and both waited for ever).
 	check "MPI t_p2p, host engine: 600 rendezvous each way before the receives, 2 hosts x 2" \
 		mpi 2 t_p2p MATCHBOX_MPI_ENGINE=host MT_P2P_SBR=600
+	# The tagged engine the same: past 256 gated non-contiguous sends each
+	# way, waiting by match completion instead of acknowledgement receives.
+	check "MPI t_p2p, tagged engine: 600 each way before the receives, 2 hosts x 2" \
+		mpi 2 t_p2p MATCHBOX_MPI_ENGINE=tagged MT_P2P_SBR=600
 	check "MPI t_p2p, tagged engine over tcp;ofi_rxm, 2 hosts x 2" mpi 2 t_p2p \
 		"MATCHBOX_MPI_PROVIDER=tcp;ofi_rxm" MATCHBOX_MPI_ENGINE=tagged FI_TCP_IFACE=eth0
 	host_rails

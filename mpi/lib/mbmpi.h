@@ -446,6 +446,7 @@ struct mbmpi_fop {
 		struct {         /* a tagged engine's receive: its posting order */
 			uint64_t rseq;
 			bool posted;     /* on the engine's list of posted receives */
+			struct mbu_dlist plink;
 		};
 		struct {         /* a piece of a message the tagged engine streams */
 			void *bounce;    /* its packed bytes */

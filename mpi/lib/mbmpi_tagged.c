@@ -387,22 +387,27 @@ static int te_issue(struct mbmpi_fop *f)
 
 static void te_recv_streams_kick(void);
 
-/* A receive handed to the provider, not complete: listed in posting
- * order, unless too short to take a chunked message whole. */
-static inline void te_posted_add(struct mbmpi_fop *f)
+static inline void te_list(struct mbmpi_fop *f)
 {
-	if (f->len <= TE_UNTRACKED)
-		return;
 	f->rseq = te.recv_seq++;
 	f->posted = true;
-	mbu_dlist_insert_tail(&f->link, &te.posted);
+	mbu_dlist_insert_tail(&f->plink, &te.posted);
+}
+
+/* A receive handed to the provider, not complete: listed in posting
+ * order, unless too short to take a chunked message whole (or listed at
+ * its probe). */
+static inline void te_posted_add(struct mbmpi_fop *f)
+{
+	if (f->len > TE_UNTRACKED && !f->posted)
+		te_list(f);
 }
 
 /* A posted receive completed: receive streams waiting for it may go. */
 static inline void te_unpost(struct mbmpi_fop *f)
 {
 	f->posted = false;
-	mbu_dlist_remove(&f->link);
+	mbu_dlist_remove(&f->plink);
 	if (te.recv_waiting)
 		te_recv_streams_kick();
 }
@@ -572,7 +577,7 @@ static bool te_recv_may_start(const struct te_stream *s)
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(&te.posted, it) {
-		const struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, link);
+		const struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, plink);
 
 		if (f->rseq >= s->seq)
 			break;
@@ -990,10 +995,11 @@ static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
 		r->claimed = NULL;
 		f->type = MBMPI_FOP_RECV;
 		f->req = r;
-		f->flags = FI_CLAIM;
+		f->flags = FI_CLAIM; /* listed since its probe if chunked */
 		r->outstanding++;
 	} else {
 		f = &r->own;
+		f->posted = false;
 		f->type = MBMPI_FOP_RECV;
 		f->req = r;
 		f->flags = 0;
@@ -1005,7 +1011,6 @@ static struct mbmpi_fop *te_recv_fop(struct mbmpi_req *r)
 	}
 	f->buf = r->cbuf;
 	f->len = r->clen;
-	f->posted = false;
 	return f;
 }
 
@@ -1332,6 +1337,15 @@ static int te_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 		(*msg)->fop = f;
 		(*msg)->comm = c;
 		(*msg)->status = *st;
+		/* A chunked message matched here, not at its MPI_Mrecv: listed
+		 * now, so that a later receive's pieces of its peer, context and
+		 * tag wait for its own (by the probe's pattern, which may be
+		 * wider). The peek's results are read: posted overlays them. */
+		bool chunked = (f->rtag & MBMPI_FLAG_LARGE) && te.cq_data64;
+
+		f->posted = false;
+		if (chunked)
+			te_list(f);
 	} else {
 		mbmpi_fop_free(f);
 	}

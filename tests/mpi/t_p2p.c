@@ -866,7 +866,8 @@ static void waiting_messages(void)
  * the first message's first piece is 64 KiB, the second's 16 bytes, so
  * over tcp;ofi_rxm (rendezvous above 16 KiB) the second receive completed
  * first, and took the first message's pieces, which name no message: the
- * receiver must take pieces in the order the receives were posted. */
+ * receiver must take pieces in the order the receives were posted (a
+ * message claimed by MPI_Mprobe: in the order of its probe). */
 static void pieces_in_match_order(void)
 {
 	enum { B1 = 16384, B2 = 16385, S1 = B1 * 8, S2 = B2 * 8, ROUNDS = 10 };
@@ -903,6 +904,30 @@ static void pieces_in_match_order(void)
 
 			bad += in[k] != want;
 		}
+	}
+	CHECK(bad == 0);
+	/* The same with the first message claimed by MPI_Mprobe before the
+	 * second's receive is posted, and received after it: matched at the
+	 * probe, it takes the first pieces. */
+	bad = 0;
+	for (int round = 0; round < ROUNDS; round++) {
+		MPI_Message m;
+		MPI_Status st;
+
+		for (int k = 0; k < S1 + S2; k++)
+			in[k] = -1;
+		CHECK_MPI(MPI_Isend(out, 1, v1, to, 84, MPI_COMM_WORLD, &rq[2]));
+		CHECK_MPI(MPI_Isend(out + S1, 1, v2, to, 84, MPI_COMM_WORLD, &rq[3]));
+		CHECK_MPI(MPI_Mprobe(from, 84, MPI_COMM_WORLD, &m, &st));
+		CHECK_MPI(MPI_Irecv(in + S1, 1, v2, from, 84, MPI_COMM_WORLD, &rq[1]));
+		CHECK_MPI(MPI_Mrecv(in, 1, v1, &m, &st));
+		CHECK_MPI(MPI_Waitall(3, rq + 1, MPI_STATUSES_IGNORE));
+		for (int k = 0; k < S1 + S2; k++) {
+			int want = k % 8 < 4 ? (from % 2000) * 1000003 + k : -1;
+
+			bad += in[k] != want;
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
 	}
 	CHECK(bad == 0);
 	MPI_Type_free(&v1);

@@ -605,10 +605,15 @@ static int he_rail_info(struct he_rail *rl)
 	struct fi_info *hints = mbmpi_fab_hints(rl->prov, FI_MSG | FI_RMA | FI_ATOMIC);
 	/* Default on, but not over libfabric 1.17's shm, whose multi-receive
 	 * path measured slower than one frame per buffer (8-byte message rate
-	 * 4.9 against 7.2 million/s; over matchbox 20 against 16). */
+	 * 4.9 against 7.2 million/s; over matchbox 20 against 16), nor over
+	 * its ofi_rxm, which between hosts now and then handed back a frame
+	 * whose bytes were another frame's payload, and lost a fragment (4
+	 * ranks on two namespace hosts, tests/mpi/t_mix, 2 jobs in 3; never
+	 * with one frame per buffer). */
 	bool multi_ok = mbmpi_env_long("MATCHBOX_MPI_HOST_MULTI_RECV",
-				       strncmp(rl->prov, "shm", 3) ||
-					       (rl->prov[3] && rl->prov[3] != ';')) != 0;
+				       (strncmp(rl->prov, "shm", 3) ||
+					(rl->prov[3] && rl->prov[3] != ';')) &&
+					       !strstr(rl->prov, "ofi_rxm")) != 0;
 	int ret = -FI_ENODATA;
 
 	if (!hints)
@@ -783,12 +788,15 @@ static int he_init(void)
 	 * provider's own rendezvous costs as much as ours, plus a copy (over
 	 * tcp;ofi_rxm a 32 KiB frame took 42-53 us against our rendezvous's
 	 * 34-43). The larger frames cost memory only where multi-receive
-	 * buffers pack frames end to end, so only there is this the default;
-	 * nodes are known only after the buffers are posted, so they have room
-	 * for these frames even in a job on one node. Within a node the
-	 * rendezvous is one copy and the 8 KiB limit stays. */
+	 * buffers pack frames end to end, and over ofi_rxm, whose 16 KiB ones
+	 * in buffers of their own take 1 MiB a rank; only there is this the
+	 * default. Nodes are known only after the buffers are posted, so they
+	 * have room for these frames even in a job on one node. Within a node
+	 * the rendezvous is one copy and the 8 KiB limit stays. */
+	bool wide = he.rail[0].multi || strstr(he.rail[0].prov, "ofi_rxm");
+
 	he.eager_net = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER_NET",
-					      he.rail[0].multi ? (long)he_one_trip(he.rail[0].prov) : 0);
+					      wide ? (long)he_one_trip(he.rail[0].prov) : 0);
 	if (he.eager_net + sizeof(struct he_hdr) > he.rail[0].max_msg)
 		he.eager_net = he.rail[0].max_msg > sizeof(struct he_hdr)
 				       ? he.rail[0].max_msg - sizeof(struct he_hdr) : 0;

@@ -275,7 +275,9 @@ two_hosts() {
 	host_rails
 }
 host_rails() {
-	for t in t_p2p t_coll t_win; do
+	# t_mix: over ofi_rxm's multi-receive buffers it lost a fragment and
+	# hung in 2 jobs of 3 here.
+	for t in t_p2p t_coll t_win t_mix; do
 		check "MPI $t, host engine by shm within a host and tcp;ofi_rxm between, 2 hosts x 2" \
 			rails "$t"
 	done

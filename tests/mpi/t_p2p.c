@@ -908,7 +908,10 @@ static void pieces_in_match_order(void)
 	CHECK(bad == 0);
 	/* The same with the first message claimed by MPI_Mprobe before the
 	 * second's receive is posted, and received after it: matched at the
-	 * probe, it takes the first pieces. */
+	 * probe, it takes the first pieces. Not under Open MPI (openmpi_cm.sh
+	 * runs this program with it): 4.1.4's CM path leaves a non-contiguous
+	 * MPI_Mrecv's buffer unwritten, over matchbox and tcp;ofi_rxm alike. */
+#ifndef OPEN_MPI
 	bad = 0;
 	for (int round = 0; round < ROUNDS; round++) {
 		MPI_Message m;
@@ -930,6 +933,7 @@ static void pieces_in_match_order(void)
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
 	CHECK(bad == 0);
+#endif
 	MPI_Type_free(&v1);
 	MPI_Type_free(&v2);
 	free(out);

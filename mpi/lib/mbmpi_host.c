@@ -610,10 +610,9 @@ static int he_rail_info(struct he_rail *rl)
 	 * whose bytes were another frame's payload, and lost a fragment (4
 	 * ranks on two namespace hosts, tests/mpi/t_mix, 2 jobs in 3; never
 	 * with one frame per buffer). */
+	bool shm = !strncmp(rl->prov, "shm", 3) && (!rl->prov[3] || rl->prov[3] == ';');
 	bool multi_ok = mbmpi_env_long("MATCHBOX_MPI_HOST_MULTI_RECV",
-				       (strncmp(rl->prov, "shm", 3) ||
-					(rl->prov[3] && rl->prov[3] != ';')) &&
-					       !strstr(rl->prov, "ofi_rxm")) != 0;
+				       !shm && !strstr(rl->prov, "ofi_rxm")) != 0;
 	int ret = -FI_ENODATA;
 
 	if (!hints)

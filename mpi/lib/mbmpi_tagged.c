@@ -47,7 +47,7 @@ struct te_stream {
 	bool recv;
 	bool bounce;                /* through bounce buffers; else straight to cbuf */
 	bool waiting;               /* behind an older stream on its side, peer and tag */
-	uint64_t seq;               /* receiver: its receive's place in posting order */
+	uint64_t seq;               /* its place: receive's posting order, or send's */
 	bool released;              /* every piece posted: the next such stream told */
 	bool pushed;                /* a pushed message's (te.pushing counts it) */
 	size_t next, end;           /* the next piece's offset; the message's bytes */
@@ -115,7 +115,8 @@ static struct {
 	 * an error; the 8-byte path stays as short as it was. */
 	struct mbu_dlist posted;
 	uint64_t recv_seq;
-	size_t recv_waiting;
+	uint64_t send_seq;         /* send streams, numbered as created */
+	size_t waiting;            /* streams waiting to post their pieces */
 	size_t frag;               /* a streamed piece's bytes (a power of two); 0: off */
 	unsigned frag_shift;
 	/* Pushed messages: pieces of 2^push_shift bytes, which the provider
@@ -385,7 +386,7 @@ static int te_issue(struct mbmpi_fop *f)
 	return (int)ret;
 }
 
-static void te_recv_streams_kick(void);
+static void te_streams_kick(void);
 
 static inline void te_list(struct mbmpi_fop *f)
 {
@@ -408,8 +409,8 @@ static inline void te_unpost(struct mbmpi_fop *f)
 {
 	f->posted = false;
 	mbu_dlist_remove(&f->plink);
-	if (te.recv_waiting)
-		te_recv_streams_kick();
+	if (te.waiting)
+		te_streams_kick();
 }
 
 static inline void te_op_finished(struct mbmpi_fop *f)
@@ -552,26 +553,12 @@ static size_t te_chunked_len(uint64_t data, size_t first, size_t *chunk)
 
 /* ---- Streams ---- */
 
-/* Whether a send stream to this peer and tag still has pieces to post: a
- * new message's would be matched in their place. */
-static bool te_stream_blocked(fi_addr_t addr, uint64_t tag)
-{
-	struct mbu_dlist *it;
-
-	mbu_dlist_foreach(&te.streams, it) {
-		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
-
-		if (!o->recv && o->addr == addr && o->tag == tag && o->next < o->end)
-			return true;
-	}
-	return false;
-}
-
-/* Whether receive stream s may post its pieces: no earlier receive that
- * could have matched a message from its peer with its context and tag is
- * still in the provider, and no other receive stream of that peer, context
- * and tag is posting or waiting with an earlier place. */
-static bool te_recv_may_start(const struct te_stream *s)
+/* Whether stream s may post its pieces: no other stream on its side, peer,
+ * context and tag is posting, or waiting with an earlier place (a new
+ * message's pieces would be matched in their place), and, on the receiving
+ * side, no earlier receive that could have matched a message of that peer,
+ * context and tag is still in the provider. */
+static bool te_stream_may_start(const struct te_stream *s)
 {
 	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
 	struct mbu_dlist *it;
@@ -579,7 +566,7 @@ static bool te_recv_may_start(const struct te_stream *s)
 	mbu_dlist_foreach(&te.posted, it) {
 		const struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, plink);
 
-		if (f->rseq >= s->seq)
+		if (!s->recv || f->rseq >= s->seq)
 			break;
 		if ((f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
 		    !((f->tag ^ s->tag) & ~f->ignore & key))
@@ -588,7 +575,7 @@ static bool te_recv_may_start(const struct te_stream *s)
 	mbu_dlist_foreach(&te.streams, it) {
 		const struct te_stream *o = mbu_container_of(it, struct te_stream, link);
 
-		if (o != s && o->recv && o->addr == s->addr && o->tag == s->tag &&
+		if (o != s && o->recv == s->recv && o->addr == s->addr && o->tag == s->tag &&
 		    o->next < o->end && (!o->waiting || o->seq < s->seq))
 			return false;
 	}
@@ -597,8 +584,8 @@ static bool te_recv_may_start(const struct te_stream *s)
 
 static void te_stream_pump(struct te_stream *s);
 
-/* Starts the waiting receive streams that may now go, earliest first. */
-static void te_recv_streams_kick(void)
+/* Starts the waiting streams that may now go, earliest first. */
+static void te_streams_kick(void)
 {
 	struct mbu_dlist *it;
 
@@ -606,9 +593,9 @@ again:
 	mbu_dlist_foreach(&te.streams, it) {
 		struct te_stream *s = mbu_container_of(it, struct te_stream, link);
 
-		if (s->recv && s->waiting && te_recv_may_start(s)) {
+		if (s->waiting && te_stream_may_start(s)) {
 			s->waiting = false;
-			te.recv_waiting--;
+			te.waiting--;
 			te_stream_pump(s); /* may free s, or start others */
 			goto again;
 		}
@@ -634,33 +621,12 @@ static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool boun
 	s->bounces = chunk <= te.frag ? &te.bounces : &te.big_bounces;
 	s->depth = chunk <= te.frag ? TE_STREAM_DEPTH : TE_BIG_DEPTH;
 	s->seq = seq;
-	if (recv) {
-		s->waiting = !te_recv_may_start(s);
-		te.recv_waiting += s->waiting;
-	} else {
-		s->waiting = te_stream_blocked(addr, tag);
-	}
+	s->waiting = !te_stream_may_start(s);
+	te.waiting += s->waiting;
 	r->eng = s;
 	r->outstanding++;
 	mbu_dlist_insert_tail(&s->link, &te.streams);
 	return s;
-}
-
-/* Send stream s has posted its last piece: the next stream waiting to its
- * peer and tag (only the oldest: the others wait on that one) may go. */
-static void te_stream_release(struct te_stream *s)
-{
-	struct mbu_dlist *it;
-
-	for (it = s->link.next; it != &te.streams; it = it->next) {
-		struct te_stream *o = mbu_container_of(it, struct te_stream, link);
-
-		if (o->waiting && !o->recv && o->addr == s->addr && o->tag == s->tag) {
-			o->waiting = false;
-			te_stream_pump(o);
-			return;
-		}
-	}
 }
 
 /* Posts what the window allows, unless an older stream on the same side,
@@ -743,10 +709,7 @@ static void te_stream_pump(struct te_stream *s)
 	}
 	if (s->next >= s->end && !s->released) {
 		s->released = true;
-		if (s->recv)
-			te_recv_streams_kick();
-		else
-			te_stream_release(s);
+		te_streams_kick(); /* the next stream of its key may go */
 	}
 	if (s->next < s->end || s->inflight)
 		return;
@@ -900,7 +863,8 @@ static int te_send(struct mbmpi_req *r)
 		/* Created before the first piece, so that its cursor packs it
 		 * and its pieces are posted after it. */
 		if (nfollow &&
-		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk, 0)))
+		    !(stream = te_stream_new(r, false, r->frag, addr, ctag, first, len, chunk,
+							te.send_seq++)))
 			goto nomem;
 		if (stream && gated)
 			stream->gate = first + (size_t)TE_STREAM_DEPTH * chunk;

@@ -447,6 +447,7 @@ struct mbmpi_fop {
 			uint64_t rseq;
 			bool posted;     /* on the engine's list of posted receives */
 			struct mbu_dlist plink;
+			struct mbmpi_msg *msg; /* a claimed message's, until received */
 		};
 		struct {         /* a piece of a message the tagged engine streams */
 			void *bounce;    /* its packed bytes */
@@ -509,6 +510,10 @@ struct mbmpi_msg {
 	struct mbmpi_fop *fop;   /* claimed peek; passed back on the claim receive */
 	struct mbmpi_comm *comm;
 	MPI_Status status;
+	/* Or, fop NULL: the receive the engine began for the message before
+	 * its MPI_Mrecv, into a temporary of its own (cbuf, clen bytes, from
+	 * malloc), which that MPI_Mrecv adopts as its request. */
+	struct mbmpi_req *early;
 };
 
 /* One one-sided transfer handed to the engine: bytes for put and get,

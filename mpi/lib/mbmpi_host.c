@@ -1946,6 +1946,7 @@ static int he_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 		(*msg)->fop = f;
 		(*msg)->comm = c;
 		(*msg)->status = *st;
+		(*msg)->early = NULL;
 	}
 	return MPI_SUCCESS;
 }

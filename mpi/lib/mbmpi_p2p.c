@@ -1528,6 +1528,37 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, M
 }
 MBMPI_ALIAS(Improbe)
 
+/* MPI_Imrecv of a message the engine began to receive before it, into a
+ * temporary (struct mbmpi_msg): that receive becomes the program's, its
+ * bytes unpacked into buf as it completes, or now if it has. */
+static void mbmpi_early_adopt(struct mbmpi_req *r, void *buf, int count, struct mbmpi_dtype *d)
+{
+	size_t room = (size_t)count * d->size;
+
+	r->buf = buf;
+	r->count = count;
+	r->dt = d;
+	mbmpi_dt_retain(d);
+	if (r->clen > room) {
+		/* Its pieces not yet posted take no more than fits; one that
+		 * lands past room is not unpacked. */
+		r->clen = room;
+		r->err = MPI_ERR_TRUNCATE;
+		if (r->status.mbmpi_bytes > room)
+			r->status.mbmpi_bytes = room;
+	}
+	r->tmp = r->cbuf;
+	r->tmp_pooled = r->tmp_mapped = false;
+	r->tmp_valid = SIZE_MAX;
+	if (r->complete) {
+		if (!r->status.mbmpi_cancelled)
+			mbmpi_unpack(r->tmp, r->status.mbmpi_bytes, buf, (size_t)count, d);
+		mbmpi_tmp_free(r);
+		r->tmp = NULL;
+		r->status.MPI_ERROR = r->err;
+	}
+}
+
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req)
 {
 	MBMPI_GUARD();
@@ -1550,6 +1581,13 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Req
 		return MPI_SUCCESS;
 	}
 	m = *msg;
+	if (m->early) {
+		mbmpi_early_adopt(m->early, buf, count, mbmpi_dt(dt));
+		*req = m->early;
+		free(m);
+		*msg = MPI_MESSAGE_NULL;
+		return MPI_SUCCESS;
+	}
 	r = mbmpi_req_new(MBMPI_REQ_RECV, buf, count, mbmpi_dt(dt), m->status.MPI_SOURCE,
 			  m->status.MPI_TAG, m->comm, m->comm->ctx, 0);
 	if (!r)

@@ -583,6 +583,68 @@ static bool te_stream_may_start(const struct te_stream *s)
 }
 
 static void te_stream_pump(struct te_stream *s);
+static int te_recv(struct mbmpi_req *r);
+
+/* A chunked message claimed by a matched probe that a later receive's
+ * pieces would wait behind: received now into a temporary, which its
+ * MPI_Mrecv adopts (mbmpi_p2p.c). Waiting for that MPI_Mrecv could wait
+ * for ever: the program may first wait for the later receive (MPI_Mrecv of
+ * two claimed messages in the reverse order does), and the sender's pieces
+ * of later messages of the key wait behind this one's. A claimed message
+ * that nothing waits behind stays in the provider until its MPI_Mrecv,
+ * which receives it in place. */
+static void te_early(struct mbmpi_fop *f)
+{
+	struct mbmpi_msg *m = f->msg;
+	size_t len = m->status.mbmpi_bytes;
+	struct mbmpi_req *r = mbmpi_req_alloc();
+	void *buf = r ? malloc(len) : NULL;
+
+	if (!buf) {
+		fprintf(stderr, "matchbox mpi: rank %d: no memory to take a probed message of %zu "
+			"bytes early; later receives of its tag wait for its MPI_Mrecv\n",
+			mbmpi.world_rank, len);
+		if (r)
+			mbmpi_req_free(r);
+		return;
+	}
+	r->kind = MBMPI_REQ_RECV;
+	r->comm = m->comm;
+	mbmpi_comm_retain(r->comm);
+	r->ctx = m->comm->ctx;
+	r->peer = m->status.MPI_SOURCE;
+	r->tag = m->status.MPI_TAG;
+	mbmpi_status_empty(&r->status);
+	r->cbuf = buf;
+	r->clen = len;
+	r->claimed = f;
+	m->fop = NULL;
+	m->early = r;
+	if (te_recv(r) && !r->err)
+		r->err = MPI_ERR_OTHER;
+}
+
+/* Stream s waits: takes early every claimed message listed before it that
+ * it could wait behind. */
+static void te_early_before(const struct te_stream *s)
+{
+	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
+	struct mbu_dlist *it;
+
+again:
+	mbu_dlist_foreach(&te.posted, it) {
+		struct mbmpi_fop *f = mbu_container_of(it, struct mbmpi_fop, plink);
+
+		if (f->rseq >= s->seq)
+			break;
+		if (f->type == MBMPI_FOP_PEEK &&
+		    (f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
+		    !((f->tag ^ s->tag) & ~f->ignore & key)) {
+			te_early(f); /* no longer a peek; it may have left the list */
+			goto again;
+		}
+	}
+}
 
 /* Starts the waiting streams that may now go, earliest first. */
 static void te_streams_kick(void)
@@ -626,6 +688,8 @@ static struct te_stream *te_stream_new(struct mbmpi_req *r, bool recv, bool boun
 	r->eng = s;
 	r->outstanding++;
 	mbu_dlist_insert_tail(&s->link, &te.streams);
+	if (s->waiting && s->recv)
+		te_early_before(s);
 	return s;
 }
 
@@ -1301,15 +1365,19 @@ static int te_probe(struct mbmpi_comm *c, int src, int tag, bool claim, int *fla
 		(*msg)->fop = f;
 		(*msg)->comm = c;
 		(*msg)->status = *st;
+		(*msg)->early = NULL;
 		/* A chunked message matched here, not at its MPI_Mrecv: listed
 		 * now, so that a later receive's pieces of its peer, context and
 		 * tag wait for its own (by the probe's pattern, which may be
-		 * wider). The peek's results are read: posted overlays them. */
+		 * wider), or take it early (te_early). The peek's results are
+		 * read: posted overlays them. */
 		bool chunked = (f->rtag & MBMPI_FLAG_LARGE) && te.cq_data64;
 
 		f->posted = false;
-		if (chunked)
+		if (chunked) {
 			te_list(f);
+			f->msg = *msg;
+		}
 	} else {
 		mbmpi_fop_free(f);
 	}

@@ -553,6 +553,16 @@ static size_t te_chunked_len(uint64_t data, size_t first, size_t *chunk)
 
 /* ---- Streams ---- */
 
+/* Whether listed receive f could have matched a message of stream s's
+ * peer, context and tag (the kinds differ: a stream's pieces are kind 2). */
+static inline bool te_could_take(const struct mbmpi_fop *f, const struct te_stream *s)
+{
+	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
+
+	return (f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
+	       !((f->tag ^ s->tag) & ~f->ignore & key);
+}
+
 /* Whether stream s may post its pieces: no other stream on its side, peer,
  * context and tag is posting, or waiting with an earlier place (a new
  * message's pieces would be matched in their place), and, on the receiving
@@ -560,7 +570,6 @@ static size_t te_chunked_len(uint64_t data, size_t first, size_t *chunk)
  * context and tag is still in the provider. */
 static bool te_stream_may_start(const struct te_stream *s)
 {
-	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
 	struct mbu_dlist *it;
 
 	mbu_dlist_foreach(&te.posted, it) {
@@ -568,8 +577,7 @@ static bool te_stream_may_start(const struct te_stream *s)
 
 		if (!s->recv || f->rseq >= s->seq)
 			break;
-		if ((f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
-		    !((f->tag ^ s->tag) & ~f->ignore & key))
+		if (te_could_take(f, s))
 			return false;
 	}
 	mbu_dlist_foreach(&te.streams, it) {
@@ -628,7 +636,6 @@ static void te_early(struct mbmpi_fop *f)
  * it could wait behind. */
 static void te_early_before(const struct te_stream *s)
 {
-	const uint64_t key = (0xffffffull << MBMPI_CTX_SHIFT) | MBMPI_TAG_MASK;
 	struct mbu_dlist *it;
 
 again:
@@ -637,9 +644,7 @@ again:
 
 		if (f->rseq >= s->seq)
 			break;
-		if (f->type == MBMPI_FOP_PEEK &&
-		    (f->addr == FI_ADDR_UNSPEC || f->addr == s->addr) &&
-		    !((f->tag ^ s->tag) & ~f->ignore & key)) {
+		if (f->type == MBMPI_FOP_PEEK && te_could_take(f, s)) {
 			te_early(f); /* no longer a peek; it may have left the list */
 			goto again;
 		}

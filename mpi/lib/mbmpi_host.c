@@ -164,9 +164,15 @@ struct he_slot {
 };
 
 /* One provider's endpoint and the receive buffers posted to it. */
+/* The providers whose ways the engine knows by name: libfabric 1.17's
+ * utility providers have faults this bed found (he_rail_info says which
+ * and where), and each sends frames whole up to its own size. */
+enum he_kind { HE_PROV_OTHER, HE_PROV_MATCHBOX, HE_PROV_SHM, HE_PROV_RXM, HE_PROV_RXD };
+
 struct he_rail {
 	struct mbmpi_fab x;
 	const char *prov;
+	enum he_kind kind;         /* of prov */
 	const char *dom;           /* the domain (NIC) asked for, or NULL: the first */
 	/* Rail 0's name for a rank -> this rail's (FI_ADDR_NOTAVAIL: it does
 	 * not reach that rank); NULL on rail 0. */
@@ -558,22 +564,37 @@ static int he_frame(struct mbmpi_req *r, fi_addr_t addr, const struct he_hdr *h,
  * messages up to FI_MATCHBOX_NET_EAGER (64 KiB) whole, rxm those that fit
  * its buffers (FI_OFI_RXM_BUFFER_SIZE, 16 KiB, less its own header, for
  * which 128 bytes are left). Others: 0, the local limit. */
-static size_t he_one_trip(const char *prov)
+static size_t he_one_trip(enum he_kind kind)
 {
 	const char *v;
 	size_t lim = 0;
 
-	if (!strncmp(prov, "matchbox", 8)) {
+	if (kind == HE_PROV_MATCHBOX) {
 		lim = 65536;
 		if ((v = getenv("FI_MATCHBOX_NET_EAGER")))
 			lim = strtoull(v, NULL, 0);
-	} else if (strstr(prov, "ofi_rxm")) {
+	} else if (kind == HE_PROV_RXM) {
 		lim = 16384;
 		if ((v = getenv("FI_OFI_RXM_BUFFER_SIZE")))
 			lim = strtoull(v, NULL, 0);
 		lim = lim > 128 ? lim - 128 : 0;
 	}
 	return lim > sizeof(struct he_short) ? lim - sizeof(struct he_short) : 0;
+}
+
+/* "shm", "tcp;ofi_rxm", "matchbox;...": the core provider is named first,
+ * a utility provider after it. */
+static enum he_kind he_kind_of(const char *prov)
+{
+	if (!strncmp(prov, "matchbox", 8))
+		return HE_PROV_MATCHBOX;
+	if (strstr(prov, "ofi_rxm"))
+		return HE_PROV_RXM;
+	if (strstr(prov, "ofi_rxd"))
+		return HE_PROV_RXD;
+	if (!strncmp(prov, "shm", 3) && (!prov[3] || prov[3] == ';'))
+		return HE_PROV_SHM;
+	return HE_PROV_OTHER;
 }
 
 /* The entry of rl's fi_info list on the domain asked for, alone: a
@@ -603,6 +624,8 @@ static int he_rail_info(struct he_rail *rl)
 	/* RMA for the rendezvous reads and for windows, atomics for windows;
 	 * a provider with neither still carries everything else. */
 	struct fi_info *hints = mbmpi_fab_hints(rl->prov, FI_MSG | FI_RMA | FI_ATOMIC);
+
+	rl->kind = he_kind_of(rl->prov);
 	/* Default on, but not over libfabric 1.17's shm, whose multi-receive
 	 * path measured slower than one frame per buffer (8-byte message rate
 	 * 4.9 against 7.2 million/s; over matchbox 20 against 16), nor over
@@ -612,10 +635,9 @@ static int he_rail_info(struct he_rail *rl)
 	 * over its ofi_rxd, which handed back a frame outside the buffer it
 	 * was received into, and the job hung for the lost message (3 ranks on
 	 * one host, t_mix, every run); never with one frame per buffer. */
-	bool shm = !strncmp(rl->prov, "shm", 3) && (!rl->prov[3] || rl->prov[3] == ';');
 	bool multi_ok = mbmpi_env_long("MATCHBOX_MPI_HOST_MULTI_RECV",
-				       !shm && !strstr(rl->prov, "ofi_rxm") &&
-				       !strstr(rl->prov, "ofi_rxd")) != 0;
+				       rl->kind != HE_PROV_SHM && rl->kind != HE_PROV_RXM &&
+				       rl->kind != HE_PROV_RXD) != 0;
 	int ret = -FI_ENODATA;
 
 	if (!hints)
@@ -649,7 +671,7 @@ static int he_rail_info(struct he_rail *rl)
 	 * completed, both ways between two ranks), with clear-to-send in none
 	 * of 30. */
 	rl->rdv_read = rl->x.rma && mbmpi_env_long("MATCHBOX_MPI_HOST_RDMA",
-						   !strstr(rl->prov, "ofi_rxd")) != 0;
+						   rl->kind != HE_PROV_RXD) != 0;
 	rl->inject = rl->x.info->tx_attr->inject_size;
 	rl->iov2 = rl->x.info->tx_attr->iov_limit >= 2;
 	rl->max_msg = rl->x.info->ep_attr->max_msg_size;
@@ -800,10 +822,10 @@ static int he_init(void)
 	 * default. Nodes are known only after the buffers are posted, so they
 	 * have room for these frames even in a job on one node. Within a node
 	 * the rendezvous is one copy and the 8 KiB limit stays. */
-	bool wide = he.rail[0].multi || strstr(he.rail[0].prov, "ofi_rxm");
+	bool wide = he.rail[0].multi || he.rail[0].kind == HE_PROV_RXM;
 
 	he.eager_net = (size_t)mbmpi_env_long("MATCHBOX_MPI_HOST_EAGER_NET",
-					      wide ? (long)he_one_trip(he.rail[0].prov) : 0);
+					      wide ? (long)he_one_trip(he.rail[0].kind) : 0);
 	if (he.eager_net + sizeof(struct he_hdr) > he.rail[0].max_msg)
 		he.eager_net = he.rail[0].max_msg > sizeof(struct he_hdr)
 				       ? he.rail[0].max_msg - sizeof(struct he_hdr) : 0;

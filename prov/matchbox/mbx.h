@@ -30,6 +30,7 @@
 #include <rdma/providers/fi_log.h>
 
 #include "mbu_choose.h"
+#include "mbu_ntpick.h"
 #include "mbu_keytab.h"
 #include "mbu_list.h"
 #include "mbu_pool.h"
@@ -81,6 +82,7 @@ struct mbx_params {
 	size_t rx_size;
 	size_t unexp_max;
 	size_t nt_min;
+	size_t nt_rate;		/* MB/s below which a sender's copies into shm go non-temporal */
 	int spin_us;
 	size_t auto_nap_us;	/* FI_PROGRESS_AUTO's poll interval where it cannot sleep */
 	enum mbx_large_proto large_proto;
@@ -462,6 +464,9 @@ struct mbx_peer {
 	/* The pipeline's bulk area, mapped whole (mbu_shm_prefault) at its
 	 * first use: by us as sender into the peer's slot, as receiver in ours. */
 	bool bulk_mapped_tx, bulk_mapped_rx;
+	/* Ordinary or non-temporal stores for our large copies into its
+	 * segment, by what they have lately achieved (mbu_ntpick.h). */
+	struct mbu_ntpick ntpick;
 	struct mbu_dlist txq;		/* sends waiting for ring space, in order */
 	struct mbu_dlist ctrlq;		/* control frames waiting for ring space */
 	/* RMA target: its requests we could not serve yet (no transmit entry

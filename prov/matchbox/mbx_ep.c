@@ -4,6 +4,7 @@
  * calls are in mbx_msg.c and the wire protocol in mbx_progress.c. */
 #include "mbx.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,15 @@ static int ep_close(struct fid *fid)
 			atomic_fetch_sub(&cs[i]->refs, 1);
 		}
 	}
+	/* What the endpoint did, for a run that asks (FI_LOG_LEVEL=info):
+	 * the first look when a stream is slower than it should be. */
+	MBX_INFO(FI_LOG_EP_CTRL,
+		 "%s: eager %" PRIu64 ", cma %" PRIu64 ", copy %" PRIu64 ", read %" PRIu64
+		 ", unexpected %" PRIu64 ", backpressure %" PRIu64 ", bad frames %" PRIu64
+		 ", rma cma %" PRIu64 ", rma frames %" PRIu64 "\n", ep->name,
+		 ep->stats.eager_sent, ep->stats.rdv_cma, ep->stats.rdv_copy, ep->stats.rdv_read,
+		 ep->stats.unexpected, ep->stats.backpressure, ep->stats.bad_frames,
+		 ep->stats.rma_cma, ep->stats.rma_frames);
 	mbx_net_close(ep);
 	mbx_name_close(ep);
 	if (ep->av)

@@ -24,6 +24,7 @@ struct mbx_params mbx_param = {
 	.rx_size = 1024,
 	.unexp_max = 256 * 1024 * 1024,
 	.nt_min = 8 * 1024 * 1024,
+	.nt_rate = 12000,
 	.spin_us = 50,
 	.auto_nap_us = 100,
 	.large_proto = MBX_LARGE_AUTO,
@@ -303,6 +304,9 @@ void mbx_params_init(void)
 	fi_param_define(&mbx_prov, "nt_min", FI_PARAM_SIZE_T,
 			"Two-copy receives of at least this size copy out with non-temporal stores (default: %zu)",
 			mbx_param.nt_min);
+	fi_param_define(&mbx_prov, "nt_rate", FI_PARAM_SIZE_T,
+			"A sender copies a payload of 8 KiB or more into a same-node peer's memory with non-temporal stores while its ordinary copies there run below this many MB/s; 0: never (default: %zu)",
+			mbx_param.nt_rate);
 	fi_param_define(&mbx_prov, "spin_us", FI_PARAM_INT,
 			"Microseconds blocking waits poll before they sleep (default: %d)",
 			mbx_param.spin_us);
@@ -326,6 +330,7 @@ void mbx_params_init(void)
 	get_size("rx_size", &mbx_param.rx_size, 16, 1 << 20);
 	get_size("unexp_max", &mbx_param.unexp_max, 0, SIZE_MAX);
 	get_size("nt_min", &mbx_param.nt_min, 0, SIZE_MAX);
+	get_size("nt_rate", &mbx_param.nt_rate, 0, SIZE_MAX);
 	get_size("resolve_ms", &mbx_param.resolve_ms, 1, 3600000);
 	if (fi_param_get_int(&mbx_prov, "spin_us", &v) == FI_SUCCESS && v >= 0)
 		mbx_param.spin_us = v;

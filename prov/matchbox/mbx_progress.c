@@ -21,6 +21,7 @@
 #include "mbx_net.h"
 #include "mbx_rail.h"
 #include "mbu_copy.h"
+#include "mbu_ntpick.h"
 #include "mbu_futex.h"
 #include "mbu_shm.h"
 
@@ -72,7 +73,7 @@ static size_t copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const
 		if (nt)
 			mbu_copy_nt((char *)iov[i].iov_base + off, s + done, n);
 		else
-			memcpy((char *)iov[i].iov_base + off, s + done, n);
+			mbu_copy((char *)iov[i].iov_base + off, s + done, n);
 		done += n;
 		off = 0;
 	}
@@ -85,8 +86,8 @@ size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const vo
 	return copy_to_iov(iov, cnt, off, src, len, false);
 }
 
-size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
-			 size_t len)
+static size_t copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
+			    size_t len, bool nt)
 {
 	char *d = dst;
 	size_t i, done = 0;
@@ -101,11 +102,52 @@ size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t 
 		n = iov[i].iov_len - off;
 		if (n > len - done)
 			n = len - done;
-		memcpy(d + done, (const char *)iov[i].iov_base + off, n);
+		if (nt)
+			mbu_copy_nt(d + done, (const char *)iov[i].iov_base + off, n);
+		else
+			memcpy(d + done, (const char *)iov[i].iov_base + off, n);
 		done += n;
 		off = 0;
 	}
 	return done;
+}
+
+size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
+			 size_t len)
+{
+	return copy_from_iov(dst, iov, cnt, off, len, false);
+}
+
+/* A sender's copy of len bytes of its payload into memory of p's segment
+ * (a ring frame or a bulk chunk), with ordinary or non-temporal stores as
+ * p's copies so far say (mbu_ntpick.h). A net peer's ring is our own
+ * staging area, read next by this process. */
+static __attribute__((noinline)) void copy_in_big(struct mbx_peer *p, void *dst,
+						  const struct iovec *iov, size_t cnt,
+						  size_t off, size_t len)
+{
+	uint64_t t0;
+
+	if (p->net || !mbx_param.nt_rate) {
+		copy_from_iov(dst, iov, cnt, off, len, false);
+		return;
+	}
+	if (mbu_ntpick_use(&p->ntpick, len)) {
+		copy_from_iov(dst, iov, cnt, off, len, true);
+		return;
+	}
+	t0 = mbu_now_ns();
+	copy_from_iov(dst, iov, cnt, off, len, false);
+	mbu_ntpick_note(&p->ntpick, len, mbu_now_ns() - t0, mbx_param.nt_rate);
+}
+
+static inline void copy_in(struct mbx_peer *p, void *dst, const struct iovec *iov, size_t cnt,
+			   size_t off, size_t len)
+{
+	if (len < MBU_NTPICK_MIN)
+		copy_from_iov(dst, iov, cnt, off, len, false);
+	else
+		copy_in_big(p, dst, iov, cnt, off, len);
 }
 
 /* ---- peers ---- */
@@ -619,7 +661,7 @@ static int tx_write(struct mbx_ep *ep, struct mbx_tx *tx)
 		if (!w)
 			return -FI_EAGAIN;
 		fill_wire(w, MBX_OP_EAGER, tx->wflags, tx->tag, tx->data, tx->size, tx_id(tx));
-		mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
+		copy_in(p, w + 1, tx->iov, tx->iov_cnt, 0, tx->size);
 		mbu_ring_commit(&p->prod, &w->f);
 		/* The frame in the ring holds the data now. */
 		if (tx->bounce) {
@@ -758,10 +800,10 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 				fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
 			}
 			/* A zero-byte send may come with a NULL buffer. */
-			if (cnt == 1 && len)
+			if (cnt == 1 && len && len < MBU_NTPICK_MIN)
 				memcpy(payload, iov[0].iov_base, len);
-			else if (cnt > 1)
-				mbx_copy_from_iov(payload, iov, cnt, 0, len);
+			else if (len)
+				copy_in(p, payload, iov, cnt, 0, len);
 			mbu_ring_commit(&p->prod, &w->f);
 			kick(ep, p);
 			ep->stats.eager_sent++;
@@ -994,8 +1036,8 @@ static void stream_chunks(struct mbx_ep *ep)
 
 			if (n > h->chunk_size)
 				n = h->chunk_size;
-			mbx_copy_from_iov(bulk + (p->bulk_filled % h->nchunks) * h->chunk_size,
-					  tx->iov, tx->iov_cnt, tx->streamed, n);
+			copy_in(p, bulk + (p->bulk_filled % h->nchunks) * h->chunk_size, tx->iov,
+				tx->iov_cnt, tx->streamed, n);
 			tx->streamed += n;
 			p->bulk_filled++;
 			atomic_store_explicit(&p->tslot->bulk_filled, p->bulk_filled,
@@ -1123,7 +1165,7 @@ static inline void deliver_fit(struct mbx_ep *ep, struct mbu_posted *q, struct m
 			       uint8_t wflags, fi_addr_t src)
 {
 	if (size)
-		memcpy(rx->iov[0].iov_base, payload, size);
+		mbu_copy(rx->iov[0].iov_base, payload, size);
 	if (rx->posted) {
 		mbu_posted_remove(q, &rx->m);
 		rx->posted = false;
@@ -1146,7 +1188,7 @@ static bool deliver_other(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx
 		uint64_t extra;
 
 		carve(ep, q, rx, size, false, &take, &where, &extra);
-		memcpy(where, payload, take);
+		mbu_copy(where, payload, take);
 		mbx_rx_complete(ep, rx, take, where, tag, data, src, cqd | extra, size - take);
 		if (!extra)
 			return false;
@@ -1155,7 +1197,7 @@ static bool deliver_other(struct mbx_ep *ep, struct mbu_posted *q, struct mbx_rx
 	}
 	take = size < rx->total ? size : rx->total;
 	if (rx->iov_cnt == 1 && take)
-		memcpy(rx->iov[0].iov_base, payload, take);
+		mbu_copy(rx->iov[0].iov_base, payload, take);
 	else if (take)
 		mbx_copy_to_iov(rx->iov, rx->iov_cnt, 0, payload, take);
 	if (rx->posted) {
@@ -1939,7 +1981,7 @@ static inline bool ux_keep(struct mbx_ep *ep, struct mbx_ux *ux, const void *fro
 	}
 	if (!ux->buf)
 		return false;
-	memcpy(ux->buf, from, len);
+	mbu_copy(ux->buf, from, len);
 	ux->kept = len;
 	ep->ux_bytes += len;
 	return true;

@@ -24,6 +24,7 @@
  * match.
  */
 #include "mbmpi.h"
+#include "mbu_copy.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -269,7 +270,7 @@ static inline void put(char *to, const void *buf, size_t count, const struct mbm
 static inline void get(void *buf, size_t count, const struct mbmpi_dtype *d, const char *from)
 {
 	if (contig(d, count))
-		memcpy((char *)buf + mbmpi_dt_start(d), from, count * d->size);
+		mbu_copy((char *)buf + mbmpi_dt_start(d), from, count * d->size);
 	else
 		mbmpi_unpack(from, count * d->size, buf, count, d);
 }

@@ -604,7 +604,7 @@ static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
 			r = (struct mbx_wire_rma *)(w + 1);
 			r->key = ri < tx->riov_cnt ? tx->riov[ri].key : 0;
 			r->addr = ri < tx->riov_cnt ? tx->riov[ri].addr + off : 0;
-			mbx_copy_from_iov(r + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+			copy_in(p, r + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
 		} else if (tx->op == MBX_OP_ATOMIC) {
 			if (atomic_piece(tx, p, ri, off, &w)) {
 				ret = -FI_EAGAIN;
@@ -622,7 +622,7 @@ static int tx_write_rma(struct mbx_ep *ep, struct mbx_tx *tx)
 			}
 			/* tag: the reader's offset of this segment; id: its read */
 			fill_wire(w, MBX_OP_RDATA, 0, 0, tx->tag + tx->streamed, n, tx->data);
-			mbx_copy_from_iov(w + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
+			copy_in(p, w + 1, tx->iov, tx->iov_cnt, tx->streamed, n);
 		}
 		mbu_ring_commit(&p->prod, &w->f);
 		tx->streamed += n;

@@ -54,26 +54,33 @@ static inline void kick(struct mbx_ep *ep, struct mbx_peer *p)
 		doorbell(p->rseg);
 }
 
-static size_t copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
-			  size_t len, bool nt)
+/* Bytes [off, off + len) of a scatter list to or from the flat buffer
+ * `flat`: into the list (to_iov) out of a frame or chunk another process
+ * wrote, with mbu_copy; out of the list into shared memory with memcpy;
+ * non-temporal either way with nt. Returns the bytes moved. */
+static size_t copy_iov(const struct iovec *iov, size_t cnt, size_t off, char *flat, size_t len,
+		       bool to_iov, bool nt)
 {
-	const char *s = src;
 	size_t i, done = 0;
 
 	for (i = 0; i < cnt && done < len; i++) {
+		char *user;
 		size_t n;
 
 		if (off >= iov[i].iov_len) {
 			off -= iov[i].iov_len;
 			continue;
 		}
+		user = (char *)iov[i].iov_base + off;
 		n = iov[i].iov_len - off;
 		if (n > len - done)
 			n = len - done;
 		if (nt)
-			mbu_copy_nt((char *)iov[i].iov_base + off, s + done, n);
+			mbu_copy_nt(to_iov ? user : flat + done, to_iov ? flat + done : user, n);
+		else if (to_iov)
+			mbu_copy(user, flat + done, n);
 		else
-			mbu_copy((char *)iov[i].iov_base + off, s + done, n);
+			memcpy(flat + done, user, n);
 		done += n;
 		off = 0;
 	}
@@ -83,39 +90,13 @@ static size_t copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const
 size_t mbx_copy_to_iov(const struct iovec *iov, size_t cnt, size_t off, const void *src,
 		       size_t len)
 {
-	return copy_to_iov(iov, cnt, off, src, len, false);
-}
-
-static size_t copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
-			    size_t len, bool nt)
-{
-	char *d = dst;
-	size_t i, done = 0;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		if (nt)
-			mbu_copy_nt(d + done, (const char *)iov[i].iov_base + off, n);
-		else
-			memcpy(d + done, (const char *)iov[i].iov_base + off, n);
-		done += n;
-		off = 0;
-	}
-	return done;
+	return copy_iov(iov, cnt, off, (char *)src, len, true, false);
 }
 
 size_t mbx_copy_from_iov(void *dst, const struct iovec *iov, size_t cnt, size_t off,
 			 size_t len)
 {
-	return copy_from_iov(dst, iov, cnt, off, len, false);
+	return copy_iov(iov, cnt, off, dst, len, false, false);
 }
 
 /* A sender's copy of len bytes of its payload into memory of p's segment
@@ -129,25 +110,29 @@ static __attribute__((noinline)) void copy_in_big(struct mbx_peer *p, void *dst,
 	uint64_t t0;
 
 	if (p->net || !mbx_param.nt_rate) {
-		copy_from_iov(dst, iov, cnt, off, len, false);
+		copy_iov(iov, cnt, off, dst, len, false, false);
 		return;
 	}
 	if (mbu_ntpick_use(&p->ntpick, len)) {
-		copy_from_iov(dst, iov, cnt, off, len, true);
+		copy_iov(iov, cnt, off, dst, len, false, true);
 		return;
 	}
 	t0 = mbu_now_ns();
-	copy_from_iov(dst, iov, cnt, off, len, false);
+	copy_iov(iov, cnt, off, dst, len, false, false);
 	mbu_ntpick_note(&p->ntpick, len, mbu_now_ns() - t0, mbx_param.nt_rate);
 }
 
+/* Small copies stay inline (one buffer: one memcpy, the eager fast path's
+ * case); only from MBU_NTPICK_MIN up is a copy timed. */
 static inline void copy_in(struct mbx_peer *p, void *dst, const struct iovec *iov, size_t cnt,
 			   size_t off, size_t len)
 {
-	if (len < MBU_NTPICK_MIN)
-		copy_from_iov(dst, iov, cnt, off, len, false);
-	else
+	if (len >= MBU_NTPICK_MIN)
 		copy_in_big(p, dst, iov, cnt, off, len);
+	else if (cnt == 1 && len)
+		memcpy(dst, (const char *)iov[0].iov_base + off, len);
+	else
+		copy_iov(iov, cnt, off, dst, len, false, false);
 }
 
 /* ---- peers ---- */
@@ -800,9 +785,7 @@ ssize_t mbx_proto_send(struct mbx_ep *ep, struct mbx_peer *p, const struct iovec
 				fill_wire(w, MBX_OP_EAGER, wflags, tag, data, len, 0);
 			}
 			/* A zero-byte send may come with a NULL buffer. */
-			if (cnt == 1 && len && len < MBU_NTPICK_MIN)
-				memcpy(payload, iov[0].iov_base, len);
-			else if (len)
+			if (len)
 				copy_in(p, payload, iov, cnt, 0, len);
 			mbu_ring_commit(&p->prod, &w->f);
 			kick(ep, p);
@@ -1523,9 +1506,9 @@ static void drain_chunks(struct mbx_ep *ep)
 
 			if (n > h->chunk_size)
 				n = h->chunk_size;
-			copy_to_iov(rx->iov, rx->iov_cnt, rx->copied,
-				    bulk + (drained % h->nchunks) * h->chunk_size, n,
-				    rx->take >= mbx_param.nt_min);
+			copy_iov(rx->iov, rx->iov_cnt, rx->copied,
+				 (char *)bulk + (drained % h->nchunks) * h->chunk_size, n, true,
+				 rx->take >= mbx_param.nt_min);
 			rx->copied += n;
 			drained++;
 			atomic_store_explicit(&s->bulk_drained, drained, memory_order_release);
@@ -1722,7 +1705,7 @@ static void handle_write(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx
 				 fi_strerror(err));
 		p->wr_err = p->wr_err ? p->wr_err : err;
 	} else if (!p->wr_err && w->size) {
-		copy_to_iov(iov, cnt, 0, r + 1, w->size, false);
+		copy_iov(iov, cnt, 0, (char *)(r + 1), w->size, true, false);
 	}
 	if (!(w->flags & MBX_WF_LAST))
 		return;
@@ -1807,7 +1790,7 @@ static void atomic_apply_iov(int op, int dt, size_t es, const struct iovec *iov,
 			mbx_copy_from_iov(tmp, iov + k, cnt - k, at, es);
 			mbu_atomic_apply(op, dt, tmp, src ? src + i * es : NULL,
 					 cmp ? cmp + i * es : NULL, old ? old + i * es : NULL, 1);
-			copy_to_iov(iov + k, cnt - k, at, tmp, es, false);
+			mbx_copy_to_iov(iov + k, cnt - k, at, tmp, es);
 			i++;
 			at += es;
 		}
@@ -1918,7 +1901,7 @@ static void handle_data(struct mbx_ep *ep, struct mbx_peer *p, const struct mbx_
 		ep->stats.bad_frames++;
 		return;
 	}
-	copy_to_iov(rx->iov, rx->iov_cnt, rx->copied, w + 1, w->size, false);
+	mbx_copy_to_iov(rx->iov, rx->iov_cnt, rx->copied, w + 1, w->size);
 	rx->copied += w->size;
 	if (rx->copied == rx->take) {
 		p->cts_active = NULL;
@@ -1957,10 +1940,10 @@ static void handle_rma_reply(struct mbx_ep *ep, struct mbx_peer *p, const struct
 		return;
 	}
 	if (w->op == MBX_OP_RDATA)
-		copy_to_iov(tx->iov, tx->iov_cnt, w->data, w + 1, w->size, false);
+		mbx_copy_to_iov(tx->iov, tx->iov_cnt, w->data, w + 1, w->size);
 	else if (w->op == MBX_OP_ARESP && !w->tag) {
 		if (tx->akind != MBU_ATOMIC_PLAIN)
-			copy_to_iov(tx->res_iov, tx->res_cnt, w->data, w + 1, w->size, false);
+			mbx_copy_to_iov(tx->res_iov, tx->res_cnt, w->data, w + 1, w->size);
 	} else if (!tx->rerr)
 		tx->rerr = w->tag > 0 && w->tag < 4096 ? (int)w->tag : FI_EIO;
 	tx->got += w->size;
